@@ -1,0 +1,81 @@
+/** Vault-level contract: names, quotas, vault info, file stat, directory entries. */
+import { z } from 'zod';
+
+export const VAULT_NAME_RE = /^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$/;
+export const VaultName = z
+  .string()
+  .regex(VAULT_NAME_RE, 'a vault name is 1-64 characters of A-Z a-z 0-9 _ -, not starting with -');
+
+export const QuotaKey = z.enum(['max_size_mb', 'max_files', 'max_file_size_mb']);
+export type QuotaKey = z.infer<typeof QuotaKey>;
+
+export const Quotas = z.object({
+  max_size_mb: z.number().nullable(),
+  max_files: z.number().nullable(),
+  max_file_size_mb: z.number().nullable(),
+});
+export type Quotas = z.infer<typeof Quotas>;
+
+export const QuotaStatus = Quotas.extend({
+  current_size_bytes: z.number(),
+  current_size_human: z.string(),
+  current_files: z.number(),
+  size_usage_percent: z.number().nullable(),
+  files_usage_percent: z.number().nullable(),
+});
+export type QuotaStatus = z.infer<typeof QuotaStatus>;
+
+export const FileType = z.enum(['file', 'directory', 'symlink', 'other']);
+export type FileType = z.infer<typeof FileType>;
+
+export const Stat = z.object({
+  path: z.string(),
+  type: FileType,
+  ino: z.number(),
+  mode: z.string().describe('permission bits in octal, e.g. "0644"'),
+  nlink: z.number(),
+  uid: z.number(),
+  gid: z.number(),
+  size: z.number(),
+  atime: z.string(),
+  mtime: z.string(),
+  ctime: z.string(),
+  mtime_ns: z.string().describe('nanoseconds since the epoch, as a decimal string'),
+  target: z.string().optional(),
+});
+export type Stat = z.infer<typeof Stat>;
+
+export const DirEntry = z.object({
+  name: z.string(),
+  type: FileType,
+  size: z.number(),
+  modified: z.string(),
+  ino: z.number().optional(),
+  mode: z.string().optional(),
+  nlink: z.number().optional(),
+  target: z.string().optional(),
+});
+export type DirEntry = z.infer<typeof DirEntry>;
+
+export const VaultSummary = z.object({
+  name: z.string(),
+  current: z.boolean(),
+  size: z.number().describe('logical bytes of the live tree'),
+  size_on_disk: z.number(),
+  files: z.number(),
+  backend: z.literal('sqlite'),
+  parent: z.string().nullable(),
+});
+export type VaultSummary = z.infer<typeof VaultSummary>;
+
+export const VaultInfo = VaultSummary.extend({
+  path: z.string(),
+  created_at: z.string().nullable(),
+  schema_version: z.number(),
+  chunk_size: z.number(),
+  chunks: z.number(),
+  quotas: Quotas,
+  forks: z.array(z.string()),
+  checkpoints: z.array(z.string()),
+});
+export type VaultInfo = z.infer<typeof VaultInfo>;

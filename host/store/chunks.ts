@@ -1,0 +1,46 @@
+/**
+ * Content-addressed chunk storage. A chunk is at most CHUNK_SIZE bytes, named by its SHA-256,
+ * stored once per vault file. A fork reads chunks it does not hold from its ancestors' files.
+ */
+import { createHash } from 'node:crypto';
+import type Database from 'better-sqlite3';
+import type { Db } from './db';
+
+export function hashChunk(data: Uint8Array): Buffer {
+  return createHash('sha256').update(data).digest();
+}
+
+/** Where chunks this vault does not hold itself are found (a fork's ancestors), nearest first. */
+export interface ChunkFallback {
+  getChunk(hash: Buffer): Buffer | undefined;
+}
+
+export class ChunkStore {
+  private readonly getStmt: Database.Statement<[Buffer], { data: Buffer }>;
+  private readonly hasStmt: Database.Statement<[Buffer], { x: number }>;
+  private readonly putStmt: Database.Statement<[Buffer, Buffer]>;
+
+  constructor(
+    db: Db,
+    private fallback: ChunkFallback | undefined = undefined,
+  ) {
+    this.getStmt = db.prepare('SELECT data FROM chunks WHERE hash = ?');
+    this.hasStmt = db.prepare('SELECT 1 AS x FROM chunks WHERE hash = ?');
+    this.putStmt = db.prepare('INSERT OR IGNORE INTO chunks (hash, data) VALUES (?, ?)');
+  }
+
+  setFallback(fallback: ChunkFallback | undefined): void {
+    this.fallback = fallback;
+  }
+
+  /** Stores `data` (copied) unless a chunk with the same hash is already here; returns the hash. */
+  put(data: Uint8Array): Buffer {
+    const hash = hashChunk(data);
+    if (!this.hasStmt.get(hash)) this.putStmt.run(hash, Buffer.from(data));
+    return hash;
+  }
+
+  get(hash: Buffer): Buffer | undefined {
+    return this.getStmt.get(hash)?.data ?? this.fallback?.getChunk(hash);
+  }
+}

@@ -1,0 +1,141 @@
+/**
+ * The avfs home: `$AVFS_HOME` or `~/.avfs`. Vaults live at `<home>/vaults/<name>.avfs`;
+ * `<home>/current` names the vault in use.
+ */
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { AvfsError } from '../protocol/errors';
+import { type Quotas, VAULT_NAME_RE } from '../protocol/vault';
+import { Vault, type VaultOpenOptions } from './vault';
+
+export const VAULT_EXT = '.avfs';
+
+export function defaultHome(): string {
+  const env = process.env.AVFS_HOME;
+  return env && env.length > 0 ? env : join(homedir(), '.avfs');
+}
+
+export function checkVaultName(name: string): string {
+  if (typeof name !== 'string' || !VAULT_NAME_RE.test(name)) {
+    throw new AvfsError(
+      'InvalidInput',
+      `invalid vault name ${JSON.stringify(name)}: use 1-64 characters of A-Z a-z 0-9 _ -, not starting with -`,
+      { vault: name },
+    );
+  }
+  return name;
+}
+
+export class AvfsHome {
+  readonly vaultsDir: string;
+
+  constructor(readonly dir: string = defaultHome()) {
+    this.vaultsDir = join(dir, 'vaults');
+  }
+
+  ensure(): void {
+    mkdirSync(this.vaultsDir, { recursive: true });
+  }
+
+  vaultFile(name: string): string {
+    return join(this.vaultsDir, checkVaultName(name) + VAULT_EXT);
+  }
+
+  exists(name: string): boolean {
+    return existsSync(this.vaultFile(name));
+  }
+
+  names(): string[] {
+    if (!existsSync(this.vaultsDir)) return [];
+    return readdirSync(this.vaultsDir)
+      .filter((f) => f.endsWith(VAULT_EXT) && VAULT_NAME_RE.test(f.slice(0, -VAULT_EXT.length)))
+      .map((f) => f.slice(0, -VAULT_EXT.length))
+      .sort();
+  }
+
+  /** Creates a vault; the file is claimed with O_EXCL so two creators cannot both succeed. */
+  create(name: string, quotas: Partial<Quotas> = {}): Vault {
+    const file = this.vaultFile(name);
+    this.ensure();
+    let fd: number;
+    try {
+      fd = openSync(file, 'wx');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST') {
+        throw new AvfsError('VaultExists', `vault already exists: ${name}`, { vault: name });
+      }
+      throw e;
+    }
+    closeSync(fd);
+    try {
+      const v = Vault.create(name, file);
+      for (const [k, val] of Object.entries(quotas)) {
+        if (val !== null && val !== undefined) v.inodes.quotas.set(k as keyof Quotas, val);
+      }
+      return v;
+    } catch (e) {
+      this.removeFiles(name);
+      throw e;
+    }
+  }
+
+  open(name: string, opts: VaultOpenOptions = {}): Vault {
+    return Vault.open(name, this.vaultFile(name), opts);
+  }
+
+  /** Removes the vault's files (database, WAL, shared memory). */
+  removeFiles(name: string): void {
+    const file = this.vaultFile(name);
+    for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
+  }
+
+  sizeOnDisk(name: string): number {
+    const file = this.vaultFile(name);
+    let total = 0;
+    for (const suffix of ['', '-wal']) {
+      try {
+        total += statSync(file + suffix).size;
+      } catch {
+        /* absent sidecar */
+      }
+    }
+    return total;
+  }
+
+  get currentFile(): string {
+    return join(this.dir, 'current');
+  }
+
+  current(): string | null {
+    try {
+      const name = readFileSync(this.currentFile, 'utf8').trim();
+      return name && VAULT_NAME_RE.test(name) && this.exists(name) ? name : null;
+    } catch {
+      return null;
+    }
+  }
+
+  setCurrent(name: string | null): void {
+    mkdirSync(this.dir, { recursive: true });
+    if (name === null) rmSync(this.currentFile, { force: true });
+    else writeFileSync(this.currentFile, name + '\n');
+  }
+
+  /** The vault a command acts on: `--vault`, else the current one. */
+  resolve(explicit: string | undefined): string {
+    if (explicit !== undefined) {
+      checkVaultName(explicit);
+      if (!this.exists(explicit)) throw new AvfsError('VaultNotFound', `vault not found: ${explicit}`, { vault: explicit });
+      return explicit;
+    }
+    const cur = this.current();
+    if (!cur) {
+      throw new AvfsError(
+        'NoActiveVault',
+        "no active vault: run 'avfs vault create <name>' or 'avfs vault use <name>', or pass --vault <name>",
+      );
+    }
+    return cur;
+  }
+}

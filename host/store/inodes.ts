@@ -1,0 +1,468 @@
+/**
+ * The inode layer of a vault: inodes, directory entries, symlinks and file content as extents of
+ * content-addressed chunks. Everything here speaks inode numbers and names, never paths; the
+ * path layer (host/vfs) sits on top. Mutators run inside the caller's IMMEDIATE transaction
+ * (they open one themselves when called alone) and keep the live counters and quotas in step.
+ */
+import { AvfsError } from '../protocol/errors';
+import { ChunkStore } from './chunks';
+import type { Db } from './db';
+import { writeTxn } from './db';
+import { QuotaBook } from './quota';
+import { CHUNK_SIZE, ROOT_INO } from './schema';
+
+export const S_IFMT = 0o170000;
+export const S_IFREG = 0o100000;
+export const S_IFDIR = 0o040000;
+export const S_IFLNK = 0o120000;
+
+export type Kind = 'file' | 'directory' | 'symlink' | 'other';
+
+export interface Attr {
+  ino: number;
+  mode: number;
+  uid: number;
+  gid: number;
+  nlink: number;
+  size: number;
+  atime: bigint;
+  mtime: bigint;
+  ctime: bigint;
+}
+
+interface InodeRow {
+  ino: number;
+  mode: number;
+  uid: number;
+  gid: number;
+  nlink: number;
+  size: number;
+  atime_s: number;
+  atime_ns: number;
+  mtime_s: number;
+  mtime_ns: number;
+  ctime_s: number;
+  ctime_ns: number;
+}
+
+export interface Dirent {
+  name: string;
+  ino: number;
+}
+
+export function kindOf(mode: number): Kind {
+  switch (mode & S_IFMT) {
+    case S_IFREG:
+      return 'file';
+    case S_IFDIR:
+      return 'directory';
+    case S_IFLNK:
+      return 'symlink';
+    default:
+      return 'other';
+  }
+}
+
+const NS = 1_000_000_000n;
+let lastNow = 0n;
+/** Wall-clock nanoseconds, strictly increasing within this process. */
+export function nowNs(): bigint {
+  let t = BigInt(Date.now()) * 1_000_000n + (process.hrtime.bigint() % 1_000_000n);
+  if (t <= lastNow) t = lastNow + 1n;
+  lastNow = t;
+  return t;
+}
+const split = (t: bigint): [number, number] => [Number(t / NS), Number(t % NS)];
+const join = (s: number, ns: number): bigint => BigInt(s) * NS + BigInt(ns);
+
+function rowToAttr(r: InodeRow): Attr {
+  return {
+    ino: r.ino,
+    mode: r.mode,
+    uid: r.uid,
+    gid: r.gid,
+    nlink: r.nlink,
+    size: r.size,
+    atime: join(r.atime_s, r.atime_ns),
+    mtime: join(r.mtime_s, r.mtime_ns),
+    ctime: join(r.ctime_s, r.ctime_ns),
+  };
+}
+
+export interface NewInode {
+  mode: number;
+  uid?: number;
+  gid?: number;
+  /** For symlinks. */
+  target?: string;
+  /** Charged to quotas and reported in QuotaExceeded. */
+  pathForErrors: string;
+}
+
+export interface SetAttr {
+  mode?: number;
+  uid?: number;
+  gid?: number;
+  atime?: bigint;
+  mtime?: bigint;
+}
+
+const defaultUid = typeof process.getuid === 'function' ? process.getuid() : 0;
+const defaultGid = typeof process.getgid === 'function' ? process.getgid() : 0;
+
+export class InodeStore {
+  readonly chunks: ChunkStore;
+  readonly quotas: QuotaBook;
+  private readonly s;
+
+  constructor(readonly db: Db) {
+    this.chunks = new ChunkStore(db);
+    this.quotas = new QuotaBook(db);
+    const p = <P extends unknown[], R = unknown>(sql: string) => db.prepare<P, R>(sql);
+    this.s = {
+      getInode: p<[number], InodeRow>('SELECT * FROM inodes WHERE ino = ?'),
+      lookup: p<[number, string], { ino: number }>('SELECT ino FROM dentries WHERE parent = ? AND name = ?'),
+      readdir: p<[number], Dirent>('SELECT name, ino FROM dentries WHERE parent = ? ORDER BY name'),
+      hasChildren: p<[number], { x: number }>('SELECT 1 AS x FROM dentries WHERE parent = ? LIMIT 1'),
+      parentOf: p<[number], { parent: number; name: string }>('SELECT parent, name FROM dentries WHERE ino = ? LIMIT 1'),
+      insertInode: p<[number, number, number, number, number, number, number, number, number, number, number, number]>(
+        `INSERT INTO inodes (ino, mode, uid, gid, nlink, size, atime_s, atime_ns, mtime_s, mtime_ns, ctime_s, ctime_ns)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      insertDentry: p<[number, string, number]>('INSERT INTO dentries (parent, name, ino) VALUES (?, ?, ?)'),
+      deleteDentry: p<[number, string]>('DELETE FROM dentries WHERE parent = ? AND name = ?'),
+      moveDentry: p<[number, string, number, string]>(
+        'UPDATE dentries SET parent = ?, name = ? WHERE parent = ? AND name = ?',
+      ),
+      deleteInode: p<[number]>('DELETE FROM inodes WHERE ino = ?'),
+      deleteExtents: p<[number]>('DELETE FROM extents WHERE ino = ?'),
+      deleteExtentsFrom: p<[number, number]>('DELETE FROM extents WHERE ino = ? AND idx >= ?'),
+      deleteSymlink: p<[number]>('DELETE FROM symlinks WHERE ino = ?'),
+      insertSymlink: p<[number, string]>('INSERT INTO symlinks (ino, target) VALUES (?, ?)'),
+      readlink: p<[number], { target: string }>('SELECT target FROM symlinks WHERE ino = ?'),
+      extent: p<[number, number], { hash: Buffer }>('SELECT hash FROM extents WHERE ino = ? AND idx = ?'),
+      extentsRange: p<[number, number, number], { idx: number; hash: Buffer }>(
+        'SELECT idx, hash FROM extents WHERE ino = ? AND idx >= ? AND idx <= ? ORDER BY idx',
+      ),
+      upsertExtent: p<[number, number, Buffer]>('INSERT OR REPLACE INTO extents (ino, idx, hash) VALUES (?, ?, ?)'),
+      copyExtents: p<[number, number]>('INSERT INTO extents (ino, idx, hash) SELECT ?, idx, hash FROM extents WHERE ino = ?'),
+      setSize: p<[number, number, number, number, number, number]>(
+        'UPDATE inodes SET size = ?, mtime_s = ?, mtime_ns = ?, ctime_s = ?, ctime_ns = ? WHERE ino = ?',
+      ),
+      setNlink: p<[number, number, number, number]>('UPDATE inodes SET nlink = ?, ctime_s = ?, ctime_ns = ? WHERE ino = ?'),
+      touchMC: p<[number, number, number, number, number]>(
+        'UPDATE inodes SET mtime_s = ?, mtime_ns = ?, ctime_s = ?, ctime_ns = ? WHERE ino = ?',
+      ),
+      touchC: p<[number, number, number]>('UPDATE inodes SET ctime_s = ?, ctime_ns = ? WHERE ino = ?'),
+      setAttrs: p<[number, number, number, number, number, number, number, number, number, number]>(
+        `UPDATE inodes SET mode = ?, uid = ?, gid = ?, atime_s = ?, atime_ns = ?, mtime_s = ?, mtime_ns = ?,
+         ctime_s = ?, ctime_ns = ? WHERE ino = ?`,
+      ),
+      counters: p<[], { live_bytes: number; live_inodes: number; next_ino: number }>(
+        'SELECT live_bytes, live_inodes, next_ino FROM counters WHERE id = 1',
+      ),
+      addBytes: p<[number]>('UPDATE counters SET live_bytes = live_bytes + ? WHERE id = 1'),
+      addInodes: p<[number]>('UPDATE counters SET live_inodes = live_inodes + ? WHERE id = 1'),
+      takeIno: p<[]>('UPDATE counters SET next_ino = next_ino + 1 WHERE id = 1'),
+    };
+  }
+
+  /** Writes the root directory and counters into a freshly migrated vault. */
+  initialize(): void {
+    writeTxn(this.db, () => {
+      if (this.s.getInode.get(ROOT_INO)) return;
+      const [s, ns] = split(nowNs());
+      this.s.insertInode.run(ROOT_INO, S_IFDIR | 0o755, defaultUid, defaultGid, 2, 0, s, ns, s, ns, s, ns);
+      this.db.prepare('INSERT INTO counters (id, live_bytes, live_inodes, next_ino) VALUES (1, 0, 0, ?)').run(ROOT_INO + 1);
+      this.db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('chunk_size', ?)").run(String(CHUNK_SIZE));
+      this.db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('created_at', ?)").run(new Date().toISOString());
+    });
+  }
+
+  counters(): { liveBytes: number; liveInodes: number } {
+    const c = this.s.counters.get();
+    if (!c) throw new AvfsError('StorageError', 'vault file has no counters row (not initialised)');
+    return { liveBytes: c.live_bytes, liveInodes: c.live_inodes };
+  }
+
+  // ---- reading ----
+
+  getattr(ino: number): Attr | undefined {
+    const r = this.s.getInode.get(ino);
+    return r ? rowToAttr(r) : undefined;
+  }
+
+  mustGetattr(ino: number): Attr {
+    const a = this.getattr(ino);
+    if (!a) throw new AvfsError('StorageError', `dangling inode ${ino}`, { ino });
+    return a;
+  }
+
+  lookup(parent: number, name: string): number | undefined {
+    return this.s.lookup.get(parent, name)?.ino;
+  }
+
+  readdir(ino: number): Dirent[] {
+    return this.s.readdir.all(ino);
+  }
+
+  hasChildren(ino: number): boolean {
+    return this.s.hasChildren.get(ino) !== undefined;
+  }
+
+  /** One (parent, name) under which `ino` is linked, for building a path back to the root. */
+  parentOf(ino: number): { parent: number; name: string } | undefined {
+    return this.s.parentOf.get(ino);
+  }
+
+  readlink(ino: number): string | undefined {
+    return this.s.readlink.get(ino)?.target;
+  }
+
+  /** Reads up to `length` bytes at `offset`; holes and the tail of short chunks read as zeros. */
+  read(ino: number, offset: number, length: number): Buffer {
+    const size = this.mustGetattr(ino).size;
+    const end = Math.min(size, offset + length);
+    if (end <= offset) return Buffer.alloc(0);
+    const out = Buffer.alloc(end - offset);
+    const first = Math.floor(offset / CHUNK_SIZE);
+    const last = Math.floor((end - 1) / CHUNK_SIZE);
+    for (const { idx, hash } of this.s.extentsRange.all(ino, first, last)) {
+      const data = this.chunks.get(hash);
+      if (!data) throw new AvfsError('StorageError', `missing chunk ${hash.toString('hex')} of inode ${ino}`, { ino });
+      const chunkStart = idx * CHUNK_SIZE;
+      const from = Math.max(offset, chunkStart);
+      const to = Math.min(end, chunkStart + data.length);
+      if (to > from) data.copy(out, from - offset, from - chunkStart, to - chunkStart);
+    }
+    return out;
+  }
+
+  readAll(ino: number): Buffer {
+    return this.read(ino, 0, this.mustGetattr(ino).size);
+  }
+
+  /** The chunk hashes of a file, in order (holes as null): what a manifest diff compares. */
+  extentHashes(ino: number): Map<number, Buffer> {
+    const m = new Map<number, Buffer>();
+    for (const { idx, hash } of this.s.extentsRange.all(ino, 0, Number.MAX_SAFE_INTEGER)) m.set(idx, hash);
+    return m;
+  }
+
+  // ---- creating and linking ----
+
+  /** Creates an inode and links it as `parent/name`. The caller has checked that the name is free. */
+  create(parent: number, name: string, spec: NewInode): Attr {
+    return writeTxn(this.db, () => {
+      const c = this.counters();
+      this.quotas.checkInodes(c.liveInodes, 1, spec.pathForErrors);
+      const ino = this.s.counters.get()!.next_ino;
+      this.s.takeIno.run();
+      const now = nowNs();
+      const [s, ns] = split(now);
+      const isDir = (spec.mode & S_IFMT) === S_IFDIR;
+      const size = spec.target !== undefined ? Buffer.byteLength(spec.target) : 0;
+      this.s.insertInode.run(ino, spec.mode, spec.uid ?? defaultUid, spec.gid ?? defaultGid, isDir ? 2 : 1, size, s, ns, s, ns, s, ns);
+      if (spec.target !== undefined) this.s.insertSymlink.run(ino, spec.target);
+      this.s.insertDentry.run(parent, name, ino);
+      this.s.addInodes.run(1);
+      this.touchDir(parent, isDir ? 1 : 0, now);
+      return this.mustGetattr(ino);
+    });
+  }
+
+  /** Adds another name for a non-directory inode (a hard link). */
+  link(ino: number, parent: number, name: string): Attr {
+    return writeTxn(this.db, () => {
+      const a = this.mustGetattr(ino);
+      const now = nowNs();
+      const [s, ns] = split(now);
+      this.s.insertDentry.run(parent, name, ino);
+      this.s.setNlink.run(a.nlink + 1, s, ns, ino);
+      this.touchDir(parent, 0, now);
+      return this.mustGetattr(ino);
+    });
+  }
+
+  /**
+   * Removes the name `parent/name`. When that was the inode's last link its content is dropped
+   * (unless `keepOrphan`: FUSE keeps an unlinked-but-open file until its last handle closes).
+   */
+  unlink(parent: number, name: string, opts: { keepOrphan?: boolean } = {}): { ino: number; freed: boolean } {
+    return writeTxn(this.db, () => {
+      const ino = this.lookup(parent, name);
+      if (ino === undefined) throw new AvfsError('NotFound', `no entry ${name} in inode ${parent}`);
+      const a = this.mustGetattr(ino);
+      const isDir = kindOf(a.mode) === 'directory';
+      this.s.deleteDentry.run(parent, name);
+      const now = nowNs();
+      this.touchDir(parent, isDir ? -1 : 0, now);
+      const remaining = isDir ? 0 : a.nlink - 1;
+      if (remaining > 0 || opts.keepOrphan) {
+        const [s, ns] = split(now);
+        this.s.setNlink.run(Math.max(remaining, 0), s, ns, ino);
+        if (remaining > 0) return { ino, freed: false };
+      }
+      if (opts.keepOrphan && !isDir) return { ino, freed: false };
+      this.dropInode(a);
+      return { ino, freed: true };
+    });
+  }
+
+  /** Drops an inode whose last name is gone (an orphan kept open, or a just-unlinked file). */
+  dropInode(a: Attr): void {
+    writeTxn(this.db, () => {
+      if (kindOf(a.mode) === 'file') this.s.addBytes.run(-a.size);
+      this.s.deleteExtents.run(a.ino);
+      this.s.deleteSymlink.run(a.ino);
+      this.s.deleteInode.run(a.ino);
+      this.s.addInodes.run(-1);
+    });
+  }
+
+  /** Frees the inode if it has no names left (an unlinked file whose last handle closed). */
+  releaseOrphan(ino: number): void {
+    writeTxn(this.db, () => {
+      const a = this.getattr(ino);
+      if (a && a.nlink === 0 && kindOf(a.mode) !== 'directory') this.dropInode(a);
+    });
+  }
+
+  /**
+   * Moves `srcParent/srcName` to `dstParent/dstName`, replacing what is there (POSIX rename).
+   * The caller has checked type compatibility and that a replaced directory is empty.
+   */
+  rename(srcParent: number, srcName: string, dstParent: number, dstName: string): void {
+    writeTxn(this.db, () => {
+      const ino = this.lookup(srcParent, srcName);
+      if (ino === undefined) throw new AvfsError('NotFound', `no entry ${srcName}`);
+      const existing = this.lookup(dstParent, dstName);
+      if (existing === ino) return;
+      if (existing !== undefined) this.unlink(dstParent, dstName);
+      this.s.moveDentry.run(dstParent, dstName, srcParent, srcName);
+      const now = nowNs();
+      const isDir = kindOf(this.mustGetattr(ino).mode) === 'directory';
+      const [s, ns] = split(now);
+      this.s.touchC.run(s, ns, ino);
+      this.touchDir(srcParent, isDir && srcParent !== dstParent ? -1 : 0, now);
+      if (dstParent !== srcParent) this.touchDir(dstParent, isDir ? 1 : 0, now);
+    });
+  }
+
+  // ---- content ----
+
+  /** Writes `data` at `offset`, growing the file (with a hole if past the end). */
+  write(ino: number, offset: number, data: Uint8Array, pathForErrors: string): Attr {
+    return writeTxn(this.db, () => {
+      const a = this.mustGetattr(ino);
+      const end = offset + data.length;
+      const newSize = Math.max(a.size, end);
+      this.quotas.checkBytes(this.counters().liveBytes, newSize - a.size, newSize, a.size, pathForErrors);
+      let pos = 0;
+      while (pos < data.length) {
+        const fileOff = offset + pos;
+        const idx = Math.floor(fileOff / CHUNK_SIZE);
+        const inChunk = fileOff - idx * CHUNK_SIZE;
+        const n = Math.min(CHUNK_SIZE - inChunk, data.length - pos);
+        let chunk: Uint8Array;
+        if (inChunk === 0 && (n === CHUNK_SIZE || fileOff + n >= a.size)) {
+          // Whole chunk, or the new tail of the file: nothing old to keep.
+          chunk = data.subarray(pos, pos + n);
+        } else {
+          const oldLen = Math.max(0, Math.min(CHUNK_SIZE, a.size - idx * CHUNK_SIZE));
+          const merged = Buffer.alloc(Math.max(oldLen, inChunk + n));
+          if (oldLen > 0) {
+            const h = this.s.extent.get(ino, idx)?.hash;
+            const old = h ? this.chunks.get(h) : undefined;
+            if (old) old.copy(merged, 0, 0, Math.min(old.length, oldLen));
+          }
+          merged.set(data.subarray(pos, pos + n), inChunk);
+          chunk = merged;
+        }
+        this.s.upsertExtent.run(ino, idx, this.chunks.put(chunk));
+        pos += n;
+      }
+      const [s, ns] = split(nowNs());
+      this.s.setSize.run(newSize, s, ns, s, ns, ino);
+      if (newSize !== a.size) this.s.addBytes.run(newSize - a.size);
+      return { ...a, size: newSize };
+    });
+  }
+
+  /** Sets the file's size: drops chunks past the end, trims a partial last chunk, or leaves a hole. */
+  truncate(ino: number, size: number, pathForErrors: string): Attr {
+    return writeTxn(this.db, () => {
+      const a = this.mustGetattr(ino);
+      this.quotas.checkBytes(this.counters().liveBytes, size - a.size, size, a.size, pathForErrors);
+      if (size < a.size) {
+        const keep = Math.ceil(size / CHUNK_SIZE);
+        this.s.deleteExtentsFrom.run(ino, keep);
+        const tail = size % CHUNK_SIZE;
+        if (tail !== 0) {
+          // Trim the last chunk so that growing the file again reads zeros, not old bytes.
+          const idx = keep - 1;
+          const h = this.s.extent.get(ino, idx)?.hash;
+          const old = h ? this.chunks.get(h) : undefined;
+          if (old && old.length > tail) this.s.upsertExtent.run(ino, idx, this.chunks.put(old.subarray(0, tail)));
+        }
+      }
+      const [s, ns] = split(nowNs());
+      this.s.setSize.run(size, s, ns, s, ns, ino);
+      if (size !== a.size) this.s.addBytes.run(size - a.size);
+      return { ...a, size };
+    });
+  }
+
+  /** Replaces the whole content of a file. */
+  writeAll(ino: number, data: Uint8Array, pathForErrors: string): Attr {
+    return writeTxn(this.db, () => {
+      const a = this.mustGetattr(ino);
+      this.quotas.checkBytes(this.counters().liveBytes, data.length - a.size, data.length, a.size, pathForErrors);
+      this.s.deleteExtents.run(ino);
+      for (let off = 0, idx = 0; off < data.length; off += CHUNK_SIZE, idx++) {
+        this.s.upsertExtent.run(ino, idx, this.chunks.put(data.subarray(off, off + CHUNK_SIZE)));
+      }
+      const [s, ns] = split(nowNs());
+      this.s.setSize.run(data.length, s, ns, s, ns, ino);
+      if (data.length !== a.size) this.s.addBytes.run(data.length - a.size);
+      return { ...a, size: data.length };
+    });
+  }
+
+  /** Makes `dst`'s content the same as `src`'s by sharing chunks (no bytes are copied). */
+  copyContent(src: number, dst: number, pathForErrors: string): void {
+    writeTxn(this.db, () => {
+      const a = this.mustGetattr(src);
+      const d = this.mustGetattr(dst);
+      this.quotas.checkBytes(this.counters().liveBytes, a.size - d.size, a.size, d.size, pathForErrors);
+      this.s.deleteExtents.run(dst);
+      this.s.copyExtents.run(dst, src);
+      const [s, ns] = split(nowNs());
+      this.s.setSize.run(a.size, s, ns, s, ns, dst);
+      this.s.addBytes.run(a.size - d.size);
+    });
+  }
+
+  setattr(ino: number, attrs: SetAttr): Attr {
+    return writeTxn(this.db, () => {
+      const a = this.mustGetattr(ino);
+      const mode = attrs.mode === undefined ? a.mode : (a.mode & S_IFMT) | (attrs.mode & 0o7777);
+      const atime = attrs.atime ?? a.atime;
+      const mtime = attrs.mtime ?? a.mtime;
+      const [as, ans] = split(atime);
+      const [ms, mns] = split(mtime);
+      const [cs, cns] = split(nowNs());
+      this.s.setAttrs.run(mode, attrs.uid ?? a.uid, attrs.gid ?? a.gid, as, ans, ms, mns, cs, cns, ino);
+      return this.mustGetattr(ino);
+    });
+  }
+
+  private touchDir(dir: number, subdirDelta: number, now: bigint): void {
+    const [s, ns] = split(now);
+    if (subdirDelta !== 0) {
+      const a = this.mustGetattr(dir);
+      this.s.setNlink.run(a.nlink + subdirDelta, s, ns, dir);
+    }
+    this.s.touchMC.run(s, ns, s, ns, dir);
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * The change journal: one row per mutation (what, which path, from which surface), append-only
+ * and bounded. It is the vault's audit trail; `avfs audit` reads it.
+ */
+import type { Db } from './db';
+
+export type Surface = 'cli' | 'fuse' | 'rpc' | 'editor' | 'proxy' | 'system';
+
+export interface JournalEntry {
+  seq: number;
+  ts_ms: number;
+  op: string;
+  path: string | null;
+  path2: string | null;
+  size: number | null;
+  surface: string;
+  details: string | null;
+}
+
+export const DEFAULT_JOURNAL_MAX = 100_000;
+const TRIM_EVERY = 1000;
+
+export class Journal {
+  private readonly insert;
+  private readonly trim;
+  private readonly maxStmt;
+
+  constructor(
+    db: Db,
+    private readonly surface: Surface,
+  ) {
+    this.insert = db.prepare<[number, string, string | null, string | null, number | null, string, string | null]>(
+      'INSERT INTO journal (ts_ms, op, path, path2, size, surface, details) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    );
+    this.trim = db.prepare<[number]>('DELETE FROM journal WHERE seq <= (SELECT MAX(seq) FROM journal) - ?');
+    this.maxStmt = db.prepare<[], { value: string }>("SELECT value FROM meta WHERE key = 'journal_max_entries'");
+  }
+
+  append(op: string, path: string | null, extra: { path2?: string; size?: number; details?: unknown } = {}): void {
+    const r = this.insert.run(
+      Date.now(),
+      op,
+      path,
+      extra.path2 ?? null,
+      extra.size ?? null,
+      this.surface,
+      extra.details === undefined ? null : JSON.stringify(extra.details),
+    );
+    if (Number(r.lastInsertRowid) % TRIM_EVERY === 0) {
+      const max = Number(this.maxStmt.get()?.value ?? DEFAULT_JOURNAL_MAX);
+      this.trim.run(max);
+    }
+  }
+}

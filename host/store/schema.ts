@@ -1,0 +1,57 @@
+/**
+ * The vault file's schema, as an ordered list of migrations. `PRAGMA user_version` holds the
+ * number of migrations applied; opening a vault applies the missing ones in one transaction.
+ */
+export const CHUNK_SIZE = 64 * 1024;
+export const ROOT_INO = 1;
+
+export const MIGRATIONS: readonly string[] = [
+  // 1: inodes, directory entries, symlinks, content-addressed chunks, counters, journal.
+  `
+  CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+  CREATE TABLE inodes (
+    ino INTEGER PRIMARY KEY,
+    mode INTEGER NOT NULL,
+    uid INTEGER NOT NULL,
+    gid INTEGER NOT NULL,
+    nlink INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    atime_s INTEGER NOT NULL, atime_ns INTEGER NOT NULL,
+    mtime_s INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+    ctime_s INTEGER NOT NULL, ctime_ns INTEGER NOT NULL
+  );
+  CREATE TABLE dentries (
+    parent INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    ino INTEGER NOT NULL,
+    PRIMARY KEY (parent, name)
+  ) WITHOUT ROWID;
+  CREATE INDEX dentries_by_ino ON dentries(ino);
+  CREATE TABLE symlinks (ino INTEGER PRIMARY KEY, target TEXT NOT NULL);
+  -- extent idx covers bytes [idx*chunk_size, (idx+1)*chunk_size); a missing extent reads as zeros
+  CREATE TABLE extents (
+    ino INTEGER NOT NULL,
+    idx INTEGER NOT NULL,
+    hash BLOB NOT NULL,
+    PRIMARY KEY (ino, idx)
+  ) WITHOUT ROWID;
+  CREATE TABLE chunks (hash BLOB PRIMARY KEY, data BLOB NOT NULL);
+  -- live totals kept in step with every mutation so quota checks are O(1)
+  CREATE TABLE counters (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    live_bytes INTEGER NOT NULL,
+    live_inodes INTEGER NOT NULL,
+    next_ino INTEGER NOT NULL
+  );
+  CREATE TABLE journal (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    ts_ms INTEGER NOT NULL,
+    op TEXT NOT NULL,
+    path TEXT,
+    path2 TEXT,
+    size INTEGER,
+    surface TEXT NOT NULL,
+    details TEXT
+  );
+  `,
+];

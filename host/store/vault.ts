@@ -1,0 +1,53 @@
+/** One open vault file: its database, inode layer and journal. */
+import { existsSync } from 'node:fs';
+import { AvfsError } from '../protocol/errors';
+import { createDbFile, type Db, openDb } from './db';
+import { InodeStore } from './inodes';
+import { Journal, type Surface } from './journal';
+
+export interface VaultOpenOptions {
+  readonly?: boolean;
+  surface?: Surface;
+}
+
+export class Vault {
+  readonly inodes: InodeStore;
+  readonly journal: Journal;
+
+  private constructor(
+    readonly name: string,
+    readonly file: string,
+    readonly db: Db,
+    readonly readonly: boolean,
+    surface: Surface,
+  ) {
+    this.inodes = new InodeStore(db);
+    this.journal = new Journal(db, surface);
+  }
+
+  static open(name: string, file: string, opts: VaultOpenOptions = {}): Vault {
+    if (!existsSync(file)) throw new AvfsError('VaultNotFound', `vault not found: ${name}`, { vault: name });
+    const db = openDb(file);
+    return new Vault(name, file, db, opts.readonly ?? false, opts.surface ?? 'cli');
+  }
+
+  static create(name: string, file: string, surface: Surface = 'cli'): Vault {
+    const db = createDbFile(file);
+    const v = new Vault(name, file, db, false, surface);
+    v.inodes.initialize();
+    return v;
+  }
+
+  meta(key: string): string | undefined {
+    return this.db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?').get(key)?.value;
+  }
+
+  setMeta(key: string, value: string | null): void {
+    if (value === null) this.db.prepare('DELETE FROM meta WHERE key = ?').run(key);
+    else this.db.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)').run(key, value);
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}

@@ -1,0 +1,438 @@
+/**
+ * The one path-level API over a vault. The CLI, FUSE, RPC and the editor all go through it, so
+ * path validation, read-only mode, quotas (enforced by the inode layer inside the same
+ * transaction) and the journal live in one place. Nothing here knows who is calling.
+ */
+import { AvfsError, err } from '../protocol/errors';
+import type { DirEntry, FileType, Stat } from '../protocol/vault';
+import { readTxn, writeTxn } from '../store/db';
+import { type Attr, kindOf, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, type SetAttr } from '../store/inodes';
+import { ROOT_INO } from '../store/schema';
+import type { Vault } from '../store/vault';
+import { joinPath, splitPath } from './paths';
+
+const MAX_SYMLINKS = 40;
+
+export interface Resolved {
+  ino: number;
+  attr: Attr;
+  /** The normalised path that was resolved (symlinks in it are not expanded). */
+  path: string;
+}
+
+export interface ParentRef {
+  parent: number;
+  name: string;
+  path: string;
+}
+
+export interface WriteOptions {
+  append?: boolean;
+  /** Permission bits for a new file (default 0644). */
+  mode?: number;
+  /** Fail if the file exists. */
+  exclusive?: boolean;
+}
+
+export function isoTime(ns: bigint): string {
+  return new Date(Number(ns / 1_000_000n)).toISOString();
+}
+
+export function modeString(mode: number): string {
+  return '0' + (mode & 0o7777).toString(8).padStart(3, '0');
+}
+
+export class Vfs {
+  constructor(readonly vault: Vault) {}
+
+  get inodes() {
+    return this.vault.inodes;
+  }
+
+  get readonly(): boolean {
+    return this.vault.readonly;
+  }
+
+  // ---- resolution ----
+
+  /** Resolves a path to its inode, following symlinks in every component (and the last one if `follow`). */
+  resolve(path: string, follow = true): Resolved {
+    const parts = splitPath(path);
+    let ino = ROOT_INO;
+    let hops = 0;
+    const stack = [...parts];
+    const walked: number[] = [];
+    const done: string[] = [];
+    while (stack.length > 0) {
+      const name = stack.shift()!;
+      if (name === '..') {
+        ino = walked.pop() ?? ROOT_INO;
+        done.pop();
+        continue;
+      }
+      const attr = this.inodes.mustGetattr(ino);
+      if (kindOf(attr.mode) !== 'directory') throw err.notDir('/' + done.join('/'));
+      const child = this.inodes.lookup(ino, name);
+      if (child === undefined) throw err.notFound('/' + [...done, name].join('/'));
+      const cattr = this.inodes.mustGetattr(child);
+      const isLast = stack.length === 0;
+      if (kindOf(cattr.mode) === 'symlink' && (!isLast || follow)) {
+        if (++hops > MAX_SYMLINKS) throw new AvfsError('SymlinkLoop', `too many levels of symbolic links: ${path}`, { path });
+        const target = this.inodes.readlink(child) ?? '';
+        const targetParts = target.split('/').filter((p) => p !== '' && p !== '.');
+        if (target.startsWith('/')) {
+          ino = ROOT_INO;
+          walked.length = 0;
+          done.length = 0;
+        }
+        stack.unshift(...targetParts);
+        continue;
+      }
+      walked.push(ino);
+      done.push(name);
+      ino = child;
+    }
+    return { ino, attr: this.inodes.mustGetattr(ino), path: '/' + parts.join('/') };
+  }
+
+  /** Resolves the directory that holds `path`'s last component; the last component itself may not exist. */
+  parentOf(path: string): ParentRef {
+    const parts = splitPath(path);
+    const name = parts.pop();
+    if (name === undefined) throw err.invalidPath(path, 'the vault root has no parent');
+    const dirPath = '/' + parts.join('/');
+    const dir = this.resolve(dirPath, true);
+    if (kindOf(dir.attr.mode) !== 'directory') throw err.notDir(dirPath);
+    return { parent: dir.ino, name, path: joinPath(dirPath, name) };
+  }
+
+  tryResolve(path: string, follow = true): Resolved | undefined {
+    try {
+      return this.resolve(path, follow);
+    } catch (e) {
+      if (e instanceof AvfsError && e.kind === 'NotFound') return undefined;
+      throw e;
+    }
+  }
+
+  // ---- reading ----
+
+  stat(path: string, follow = true): Stat {
+    return readTxn(this.vault.db, () => {
+      const r = this.resolve(path, follow);
+      return this.toStat(r.path, r.attr);
+    });
+  }
+
+  toStat(path: string, a: Attr): Stat {
+    const type = kindOf(a.mode) as FileType;
+    const target = type === 'symlink' ? this.inodes.readlink(a.ino) : undefined;
+    return {
+      path,
+      type,
+      ino: a.ino,
+      mode: modeString(a.mode),
+      nlink: a.nlink,
+      uid: a.uid,
+      gid: a.gid,
+      size: a.size,
+      atime: isoTime(a.atime),
+      mtime: isoTime(a.mtime),
+      ctime: isoTime(a.ctime),
+      mtime_ns: a.mtime.toString(),
+      ...(target !== undefined ? { target } : {}),
+    };
+  }
+
+  /** Directory entries with their attributes, sorted by name (`.`/`..` are not listed). */
+  readdir(path: string): DirEntry[] {
+    return readTxn(this.vault.db, () => {
+      const dir = this.resolve(path, true);
+      if (kindOf(dir.attr.mode) !== 'directory') throw err.notDir(dir.path);
+      return this.inodes.readdir(dir.ino).map(({ name, ino }) => {
+        const a = this.inodes.mustGetattr(ino);
+        const type = kindOf(a.mode) as FileType;
+        const target = type === 'symlink' ? this.inodes.readlink(ino) : undefined;
+        return {
+          name,
+          type,
+          size: a.size,
+          modified: isoTime(a.mtime),
+          ino,
+          mode: modeString(a.mode),
+          nlink: a.nlink,
+          ...(target !== undefined ? { target } : {}),
+        };
+      });
+    });
+  }
+
+  readFile(path: string): Buffer {
+    return readTxn(this.vault.db, () => {
+      const r = this.resolve(path, true);
+      this.mustBeFile(r);
+      return this.inodes.readAll(r.ino);
+    });
+  }
+
+  read(path: string, offset: number, length: number): Buffer {
+    return readTxn(this.vault.db, () => {
+      const r = this.resolve(path, true);
+      this.mustBeFile(r);
+      return this.inodes.read(r.ino, offset, length);
+    });
+  }
+
+  readlink(path: string): string {
+    const r = this.resolve(path, false);
+    if (kindOf(r.attr.mode) !== 'symlink') throw err.invalidInput(`not a symbolic link: ${r.path}`, { path: r.path });
+    return this.inodes.readlink(r.ino) ?? '';
+  }
+
+  exists(path: string): boolean {
+    return this.tryResolve(path, false) !== undefined;
+  }
+
+  // ---- writing ----
+
+  /** Creates or replaces a file's content (or appends). Returns the file's new attributes. */
+  writeFile(path: string, data: Uint8Array, opts: WriteOptions = {}): Attr {
+    return this.mutate(path, () => {
+      const existing = this.tryResolve(path, true);
+      if (existing) {
+        if (opts.exclusive) throw err.exists(existing.path);
+        this.mustBeFile(existing);
+        const attr = opts.append
+          ? this.inodes.write(existing.ino, existing.attr.size, data, existing.path)
+          : this.inodes.writeAll(existing.ino, data, existing.path);
+        this.vault.journal.append(opts.append ? 'append' : 'write', existing.path, { size: attr.size });
+        return attr;
+      }
+      const p = this.parentOf(path);
+      // A dangling symlink as the last component: POSIX open(O_CREAT) creates its target.
+      const dangling = this.inodes.lookup(p.parent, p.name);
+      if (dangling !== undefined) {
+        const target = this.inodes.readlink(dangling);
+        if (target === undefined) throw err.exists(p.path);
+        const abs = target.startsWith('/') ? target : joinPath(p.path.slice(0, p.path.lastIndexOf('/')) || '/', target);
+        return this.writeFile(abs, data, opts);
+      }
+      const created = this.inodes.create(p.parent, p.name, {
+        mode: S_IFREG | ((opts.mode ?? 0o644) & 0o7777),
+        pathForErrors: p.path,
+      });
+      const attr = data.length > 0 ? this.inodes.writeAll(created.ino, data, p.path) : created;
+      this.vault.journal.append('create', p.path, { size: attr.size });
+      return attr;
+    });
+  }
+
+  /** Creates a directory; with `parents`, also its missing ancestors, and an existing directory is fine. */
+  mkdir(path: string, opts: { parents?: boolean; mode?: number } = {}): Attr {
+    return this.mutate(path, () => {
+      const parts = splitPath(path);
+      if (parts.length === 0) {
+        if (opts.parents) return this.inodes.mustGetattr(ROOT_INO);
+        throw err.exists('/');
+      }
+      if (opts.parents) {
+        let cur = '';
+        let last: Attr | undefined;
+        for (const part of parts) {
+          cur += '/' + part;
+          const r = this.tryResolve(cur, true);
+          if (r) {
+            if (kindOf(r.attr.mode) !== 'directory') throw err.notDir(cur);
+            last = r.attr;
+          } else {
+            last = this.mkdirOne(cur, opts.mode);
+          }
+        }
+        return last!;
+      }
+      return this.mkdirOne(path, opts.mode);
+    });
+  }
+
+  private mkdirOne(path: string, mode = 0o755): Attr {
+    const p = this.parentOf(path);
+    if (this.inodes.lookup(p.parent, p.name) !== undefined) throw err.exists(p.path);
+    const attr = this.inodes.create(p.parent, p.name, { mode: S_IFDIR | (mode & 0o7777), pathForErrors: p.path });
+    this.vault.journal.append('mkdir', p.path);
+    return attr;
+  }
+
+  symlink(target: string, path: string): Attr {
+    if (typeof target !== 'string' || target.length === 0 || target.includes('\0')) {
+      throw err.invalidInput('a symlink target is a non-empty string without NUL bytes', { target });
+    }
+    return this.mutate(path, () => {
+      const p = this.parentOf(path);
+      if (this.inodes.lookup(p.parent, p.name) !== undefined) throw err.exists(p.path);
+      const attr = this.inodes.create(p.parent, p.name, { mode: S_IFLNK | 0o777, target, pathForErrors: p.path });
+      this.vault.journal.append('symlink', p.path, { details: { target } });
+      return attr;
+    });
+  }
+
+  /** Adds a hard link `newPath` to the file at `existing`. */
+  link(existing: string, newPath: string): Attr {
+    return this.mutate(newPath, () => {
+      const src = this.resolve(existing, false);
+      if (kindOf(src.attr.mode) === 'directory') throw new AvfsError('PermissionDenied', `cannot hard-link a directory: ${src.path}`, { path: src.path });
+      const p = this.parentOf(newPath);
+      if (this.inodes.lookup(p.parent, p.name) !== undefined) throw err.exists(p.path);
+      const attr = this.inodes.link(src.ino, p.parent, p.name);
+      this.vault.journal.append('link', p.path, { path2: src.path });
+      return attr;
+    });
+  }
+
+  /** Removes a file, symlink or (with `recursive`) a directory tree. `force` ignores a missing path. */
+  rm(path: string, opts: { recursive?: boolean; force?: boolean; dirOnly?: boolean } = {}): { removed: number } {
+    return this.mutate(path, () => {
+      const r = this.tryResolve(path, false);
+      if (!r) {
+        if (opts.force) return { removed: 0 };
+        throw err.notFound(path);
+      }
+      if (r.ino === ROOT_INO) throw err.invalidPath(path, 'the vault root cannot be removed');
+      const p = this.parentOf(r.path);
+      const isDir = kindOf(r.attr.mode) === 'directory';
+      if (opts.dirOnly && !isDir) throw err.notDir(r.path);
+      if (isDir && !opts.recursive && !opts.dirOnly) throw err.isDir(r.path);
+      if (isDir && !opts.recursive && this.inodes.hasChildren(r.ino)) throw err.notEmpty(r.path);
+      const removed = isDir ? this.removeTree(r.ino) : 0;
+      this.inodes.unlink(p.parent, p.name);
+      this.vault.journal.append(isDir ? 'rmdir' : 'unlink', r.path, { details: isDir ? { entries: removed + 1 } : undefined });
+      return { removed: removed + 1 };
+    });
+  }
+
+  private removeTree(dir: number): number {
+    let n = 0;
+    for (const { name, ino } of this.inodes.readdir(dir)) {
+      const a = this.inodes.mustGetattr(ino);
+      if (kindOf(a.mode) === 'directory') n += this.removeTree(ino);
+      this.inodes.unlink(dir, name);
+      n++;
+    }
+    return n;
+  }
+
+  /** POSIX rename: replaces a file target, or an empty directory target with a directory. */
+  rename(src: string, dst: string): void {
+    this.mutate(dst, () => {
+      const s = this.resolve(src, false);
+      if (s.ino === ROOT_INO) throw err.invalidPath(src, 'the vault root cannot be moved');
+      const sp = this.parentOf(s.path);
+      const dp = this.parentOf(dst);
+      const sIsDir = kindOf(s.attr.mode) === 'directory';
+      if (sIsDir && (dp.path === s.path || dp.path.startsWith(s.path + '/'))) {
+        throw err.invalidInput(`cannot move ${s.path} into itself (${dp.path})`, { path: s.path, target: dp.path });
+      }
+      const existing = this.inodes.lookup(dp.parent, dp.name);
+      if (existing !== undefined && existing !== s.ino) {
+        const ea = this.inodes.mustGetattr(existing);
+        const eIsDir = kindOf(ea.mode) === 'directory';
+        if (eIsDir && !sIsDir) throw err.isDir(dp.path);
+        if (!eIsDir && sIsDir) throw err.notDir(dp.path);
+        if (eIsDir && this.inodes.hasChildren(existing)) throw err.notEmpty(dp.path);
+      }
+      this.inodes.rename(sp.parent, sp.name, dp.parent, dp.name);
+      this.vault.journal.append('rename', s.path, { path2: dp.path });
+    });
+  }
+
+  /** Copies a file (sharing its chunks) or, with `recursive`, a tree. Symlinks are copied as links. */
+  copy(src: string, dst: string, opts: { recursive?: boolean } = {}): { copied: number } {
+    return this.mutate(dst, () => {
+      const s = this.resolve(src, true);
+      const isDir = kindOf(s.attr.mode) === 'directory';
+      if (isDir && !opts.recursive) throw err.isDir(s.path);
+      let target = dst;
+      const existing = this.tryResolve(dst, true);
+      if (existing && kindOf(existing.attr.mode) === 'directory') {
+        target = joinPath(existing.path, splitPath(s.path).pop() ?? '');
+      }
+      if (isDir) {
+        const t = '/' + splitPath(target).join('/');
+        if (t === s.path || t.startsWith(s.path + '/')) throw err.invalidInput(`cannot copy ${s.path} into itself`, { path: s.path });
+      }
+      const copied = this.copyNode(s.ino, s.attr, target);
+      this.vault.journal.append('copy', s.path, { path2: target, details: { entries: copied } });
+      return { copied };
+    });
+  }
+
+  private copyNode(ino: number, a: Attr, dst: string): number {
+    const kind = kindOf(a.mode);
+    if (kind === 'directory') {
+      const existing = this.tryResolve(dst, true);
+      if (!existing) this.mkdirOne(dst, a.mode & 0o7777);
+      else if (kindOf(existing.attr.mode) !== 'directory') throw err.notDir(dst);
+      let n = 1;
+      for (const { name, ino: child } of this.inodes.readdir(ino)) {
+        n += this.copyNode(child, this.inodes.mustGetattr(child), joinPath(dst, name));
+      }
+      return n;
+    }
+    if (kind === 'symlink') {
+      const r = this.tryResolve(dst, false);
+      if (r) this.rm(dst, {});
+      this.symlink(this.inodes.readlink(ino) ?? '', dst);
+      return 1;
+    }
+    let target = this.tryResolve(dst, true);
+    if (target && kindOf(target.attr.mode) === 'directory') throw err.isDir(target.path);
+    if (!target) {
+      const p = this.parentOf(dst);
+      const created = this.inodes.create(p.parent, p.name, { mode: S_IFREG | (a.mode & 0o7777), pathForErrors: p.path });
+      target = { ino: created.ino, attr: created, path: p.path };
+    }
+    this.inodes.copyContent(ino, target.ino, target.path);
+    return 1;
+  }
+
+  truncate(path: string, size: number): Attr {
+    if (!Number.isSafeInteger(size) || size < 0) throw err.invalidInput(`invalid size ${size}`, { size });
+    return this.mutate(path, () => {
+      const r = this.resolve(path, true);
+      this.mustBeFile(r);
+      const attr = this.inodes.truncate(r.ino, size, r.path);
+      this.vault.journal.append('truncate', r.path, { size });
+      return attr;
+    });
+  }
+
+  /** chmod / chown / utimes. */
+  setattr(path: string, attrs: SetAttr, follow = true): Attr {
+    return this.mutate(path, () => {
+      const r = this.resolve(path, follow);
+      const attr = this.inodes.setattr(r.ino, attrs);
+      this.vault.journal.append('setattr', r.path, {
+        details: {
+          ...(attrs.mode !== undefined ? { mode: modeString(attrs.mode) } : {}),
+          ...(attrs.uid !== undefined ? { uid: attrs.uid } : {}),
+          ...(attrs.gid !== undefined ? { gid: attrs.gid } : {}),
+          ...(attrs.mtime !== undefined ? { mtime_ns: attrs.mtime.toString() } : {}),
+        },
+      });
+      return attr;
+    });
+  }
+
+  /** Runs a mutation: refuses it on a read-only vault, else runs it in one IMMEDIATE transaction. */
+  mutate<T>(path: string, fn: () => T): T {
+    if (this.readonly) throw err.readOnly(path);
+    return writeTxn(this.vault.db, fn);
+  }
+
+  private mustBeFile(r: Resolved): void {
+    const k = kindOf(r.attr.mode);
+    if (k === 'directory') throw err.isDir(r.path);
+    if (k !== 'file') throw err.invalidInput(`not a regular file: ${r.path}`, { path: r.path });
+  }
+}
+
+export { S_IFMT };
