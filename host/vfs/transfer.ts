@@ -23,8 +23,9 @@ const emptyStats = (): TransferStats => ({ files: 0, dirs: 0, symlinks: 0, hardl
 /** True if a relative symlink target stays within the tree when the link sits at `relDir` (relative to the tree root). */
 function staysInside(relDir: string, target: string): boolean {
   if (target.startsWith('/')) return false;
-  const resolved = path.posix.normalize(path.posix.join('/', relDir, target));
-  return !resolved.split('/').includes('..');
+  // Relative normalisation keeps a leading '..' (an absolute one would clamp it at '/').
+  const resolved = path.posix.normalize(path.posix.join(relDir || '.', target));
+  return resolved !== '..' && !resolved.startsWith('../');
 }
 
 interface HostNode {
@@ -162,7 +163,8 @@ function scanVault(vfs: Vfs, dirIno: number, rel: string, out: VaultNode[]): voi
   }
 }
 
-const toDate = (ns: bigint): Date => new Date(Number(ns / 1000n) / 1000);
+/** Seconds as a double, to the microsecond (what utimes can carry). */
+const toSeconds = (ns: bigint): number => Number(ns / 1000n) / 1e6;
 
 /** Copies the vault directory `vaultDir` to the host directory `hostDir`. Existing host files are only replaced with `force`. */
 export function exportTree(vfs: Vfs, vaultDir: string, hostDir: string, opts: { force?: boolean } = {}): TransferStats {
@@ -174,7 +176,7 @@ export function exportTree(vfs: Vfs, vaultDir: string, hostDir: string, opts: { 
     if (fs.existsSync(dst) && !opts.force) throw new AvfsError('AlreadyExists', `host file exists: ${dst} (use --force)`, { path: dst });
     fs.writeFileSync(dst, vfs.inodes.readAll(src.ino), { mode: src.attr.mode & 0o7777 });
     fs.chmodSync(dst, src.attr.mode & 0o7777);
-    fs.utimesSync(dst, toDate(src.attr.atime), toDate(src.attr.mtime));
+    fs.utimesSync(dst, toSeconds(src.attr.atime), toSeconds(src.attr.mtime));
     return { ...stats, files: 1, bytes: src.attr.size };
   }
   if (kindOf(src.attr.mode) !== 'directory') throw err.invalidInput(`cannot export ${src.path}: not a file or directory`);
@@ -215,14 +217,14 @@ export function exportTree(vfs: Vfs, vaultDir: string, hostDir: string, opts: { 
     const data = vfs.inodes.readAll(n.ino);
     fs.writeFileSync(dst, data);
     fs.chmodSync(dst, n.mode & 0o7777);
-    fs.utimesSync(dst, toDate(n.mtime), toDate(n.mtime));
+    fs.utimesSync(dst, toSeconds(n.mtime), toSeconds(n.mtime));
     stats.files++;
     stats.bytes += data.length;
   }
   for (const d of dirs.reverse()) {
     const dst = path.join(hostDir, d.rel);
     fs.chmodSync(dst, d.mode & 0o7777);
-    fs.utimesSync(dst, toDate(d.mtime), toDate(d.mtime));
+    fs.utimesSync(dst, toSeconds(d.mtime), toSeconds(d.mtime));
   }
   return stats;
 }

@@ -1,0 +1,40 @@
+/** The reference docs that are generated from the contract (never written by hand). */
+import { z } from 'zod';
+import { ERROR_TABLE, ErrorJson } from './errors';
+import { QuotaStatus, Stat, VaultInfo, VaultSummary } from './vault';
+
+const SCHEMAS: Record<string, z.ZodType> = {
+  error: ErrorJson,
+  stat: Stat,
+  'vault-summary': VaultSummary,
+  'vault-info': VaultInfo,
+  'quota-status': QuotaStatus,
+};
+
+function errorsMarkdown(): string {
+  const rows = Object.entries(ERROR_TABLE).map(([kind, e]) => `| \`${kind}\` | ${e.exit} | \`${e.errno}\` | ${e.doc} |`);
+  return `# Errors
+
+<!-- generated from host/protocol/errors.ts by \`npm run docs\`; do not edit -->
+
+Every failure on every surface is one typed error. With \`--json\` the CLI prints it as exactly one
+JSON document on stdout, \`{ "error": Kind, "message": "…", …details }\`, and exits with the code
+below; without \`--json\` it prints \`avfs: Kind: message\` on stderr. FUSE answers the errno.
+Details carry what an agent needs to branch: \`path\` for file errors, \`vault\` for vault errors,
+\`quota\`, \`limit\`, \`current\`, \`requested\` and \`unit\` for \`QuotaExceeded\`.
+
+| error | exit code | errno | meaning |
+|---|---|---|---|
+${rows.join('\n')}
+
+Exit code 0 is success. Usage errors (unknown command or option, bad number) are \`InvalidInput\`.
+`;
+}
+
+export function generatedDocs(): Record<string, string> {
+  const out: Record<string, string> = { 'docs/errors.md': errorsMarkdown() };
+  for (const [name, schema] of Object.entries(SCHEMAS)) {
+    out[`docs/schema/${name}.schema.json`] = JSON.stringify(z.toJSONSchema(schema, { io: 'output' }), null, 2) + '\n';
+  }
+  return out;
+}

@@ -1,0 +1,15 @@
+/**
+ * Writes the generated reference docs from the protocol module: docs/errors.md from the error
+ * table and docs/schema/*.json from the zod schemas. `npm run docs`; a test fails when they are stale.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { generatedDocs } from '../host/protocol/docs';
+
+const root = join(__dirname, '..');
+for (const [rel, text] of Object.entries(generatedDocs())) {
+  const file = join(root, rel);
+  mkdirSync(join(file, '..'), { recursive: true });
+  writeFileSync(file, text);
+  console.log(`wrote ${rel}`);
+}

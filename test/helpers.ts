@@ -1,0 +1,72 @@
+/** Shared test helpers: temp homes, the real CLI as a child process, vaults on real SQLite files. */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AvfsHome } from '../host/store/home';
+import type { Vault } from '../host/store/vault';
+import { Vfs } from '../host/vfs/vfs';
+
+export const ROOT = join(__dirname, '..');
+export const CLI = join(ROOT, 'dist', 'avfs.js');
+
+export function tempDir(prefix = 'avfs-test-'): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** A fresh avfs home with one vault, opened through the path API. */
+export function tempVault(name = 'test'): { home: AvfsHome; vault: Vault; vfs: Vfs; dir: string; cleanup: () => void } {
+  const t = tempDir();
+  const home = new AvfsHome(t.dir);
+  const vault = home.create(name);
+  return {
+    home,
+    vault,
+    vfs: new Vfs(vault),
+    dir: t.dir,
+    cleanup: () => {
+      vault.close();
+      t.cleanup();
+    },
+  };
+}
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  stdoutBytes: Buffer;
+}
+
+/** Runs the built `avfs` binary as a user would. */
+export function runCli(args: string[], opts: { home: string; input?: string | Buffer; env?: Record<string, string> }): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: { ...process.env, AVFS_HOME: opts.home, ...opts.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (d: Buffer) => out.push(d));
+    child.stderr.on('data', (d: Buffer) => err.push(d));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const stdoutBytes = Buffer.concat(out);
+      resolve({ code: code ?? -1, stdout: stdoutBytes.toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), stdoutBytes });
+    });
+    child.stdin.end(opts.input ?? '');
+  });
+}
+
+/** Runs the CLI with --json and parses its single JSON document (failing if there is not exactly one). */
+export async function runJson(args: string[], opts: { home: string; input?: string | Buffer }): Promise<{ code: number; json: Record<string, unknown>; stderr: string }> {
+  const r = await runCli(['--json', ...args], opts);
+  let json: Record<string, unknown>;
+  try {
+    json = JSON.parse(r.stdout) as Record<string, unknown>;
+  } catch {
+    throw new Error(`stdout is not exactly one JSON document (exit ${r.code}):\n${r.stdout}\nstderr:\n${r.stderr}`);
+  }
+  return { code: r.code, json, stderr: r.stderr };
+}
