@@ -2,6 +2,7 @@
 import { Command, CommanderError } from 'commander';
 import { AvfsError } from '../protocol/errors';
 import { VERSION } from '../version';
+import * as checkpoint from './commands/checkpoint';
 import * as files from './commands/files';
 import * as store from './commands/store';
 import * as vault from './commands/vault';
@@ -15,7 +16,7 @@ export function buildProgram(ctx: CliContext): Command {
     .option('--vault <name>', 'act on this vault instead of the current one')
     .showSuggestionAfterError(true)
     .exitOverride();
-  for (const m of [vault, files, store]) m.register(program, ctx);
+  for (const m of [vault, files, store, checkpoint]) m.register(program, ctx);
   program.commands.forEach(function override(c: Command) {
     c.exitOverride();
     c.commands.forEach(override);

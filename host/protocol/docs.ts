@@ -1,5 +1,6 @@
 /** The reference docs that are generated from the contract (never written by hand). */
 import { z } from 'zod';
+import { AuditEntry, ChangeSummary, CheckpointInfo } from './changes';
 import { ERROR_TABLE, ErrorJson } from './errors';
 import { QuotaStatus, Stat, VaultInfo, VaultSummary } from './vault';
 
@@ -9,6 +10,9 @@ const SCHEMAS: Record<string, z.ZodType> = {
   'vault-summary': VaultSummary,
   'vault-info': VaultInfo,
   'quota-status': QuotaStatus,
+  'checkpoint-info': CheckpointInfo,
+  'change-summary': ChangeSummary,
+  'audit-entry': AuditEntry,
 };
 
 function errorsMarkdown(): string {

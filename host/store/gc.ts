@@ -14,11 +14,11 @@ export interface GcStats {
   dry_run: boolean;
 }
 
-/** Sources of extra references to this vault's chunks (checkpoints, forks), as SQL selects of `hash`. */
+/** References to this vault's chunks held elsewhere (a fork's trees); called inside the gc transaction. */
 export type ExtraRefs = () => Iterable<Buffer>;
 
-export function collectGarbage(db: Db, opts: { dryRun?: boolean; extraRefs?: ExtraRefs; refTables?: string[] } = {}): GcStats {
-  const tables = ['extents', ...(opts.refTables ?? [])];
+export function collectGarbage(db: Db, opts: { dryRun?: boolean; extraRefs?: ExtraRefs } = {}): GcStats {
+  const tables = ['extents', 'cp_extents'];
   const stats = writeTxn(db, () => {
     db.exec('CREATE TEMP TABLE IF NOT EXISTS gc_keep (hash BLOB PRIMARY KEY) WITHOUT ROWID');
     db.exec('DELETE FROM gc_keep');

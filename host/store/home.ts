@@ -7,6 +7,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { AvfsError } from '../protocol/errors';
 import { type Quotas, VAULT_NAME_RE } from '../protocol/vault';
+import { AncestorChunks } from './forks';
 import { Vault, type VaultOpenOptions } from './vault';
 
 export const VAULT_EXT = '.avfs';
@@ -80,8 +81,12 @@ export class AvfsHome {
     }
   }
 
+  /** Opens a vault; a fork is wired to read the chunks it does not hold from its ancestors. */
   open(name: string, opts: VaultOpenOptions = {}): Vault {
-    return Vault.open(name, this.vaultFile(name), opts);
+    const v = Vault.open(name, this.vaultFile(name), opts);
+    const parent = v.meta('parent');
+    if (parent) v.attachAncestors(new AncestorChunks(this, parent));
+    return v;
   }
 
   /** Removes the vault's files (database, WAL, shared memory). */

@@ -54,4 +54,35 @@ export const MIGRATIONS: readonly string[] = [
     details TEXT
   );
   `,
+  // 2: checkpoints — a copy of the tree's metadata (inodes, entries, symlinks, extents), never of bytes.
+  `
+  CREATE TABLE checkpoints (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    name TEXT NOT NULL UNIQUE,
+    created_ms INTEGER NOT NULL,
+    description TEXT,
+    auto INTEGER NOT NULL DEFAULT 0,
+    file_count INTEGER NOT NULL,
+    total_bytes INTEGER NOT NULL,
+    journal_seq INTEGER NOT NULL
+  );
+  CREATE TABLE cp_inodes (
+    cp INTEGER NOT NULL,
+    ino INTEGER NOT NULL,
+    mode INTEGER NOT NULL, uid INTEGER NOT NULL, gid INTEGER NOT NULL, nlink INTEGER NOT NULL, size INTEGER NOT NULL,
+    atime_s INTEGER NOT NULL, atime_ns INTEGER NOT NULL,
+    mtime_s INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+    ctime_s INTEGER NOT NULL, ctime_ns INTEGER NOT NULL,
+    PRIMARY KEY (cp, ino)
+  ) WITHOUT ROWID;
+  CREATE TABLE cp_dentries (
+    cp INTEGER NOT NULL, parent INTEGER NOT NULL, name TEXT NOT NULL, ino INTEGER NOT NULL,
+    PRIMARY KEY (cp, parent, name)
+  ) WITHOUT ROWID;
+  CREATE TABLE cp_symlinks (cp INTEGER NOT NULL, ino INTEGER NOT NULL, target TEXT NOT NULL, PRIMARY KEY (cp, ino)) WITHOUT ROWID;
+  CREATE TABLE cp_extents (
+    cp INTEGER NOT NULL, ino INTEGER NOT NULL, idx INTEGER NOT NULL, hash BLOB NOT NULL,
+    PRIMARY KEY (cp, ino, idx)
+  ) WITHOUT ROWID;
+  `,
 ];

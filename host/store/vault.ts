@@ -1,6 +1,8 @@
 /** One open vault file: its database, inode layer and journal. */
 import { existsSync } from 'node:fs';
 import { AvfsError } from '../protocol/errors';
+import { Checkpoints } from './checkpoints';
+import type { ChunkFallback } from './chunks';
 import { createDbFile, type Db, openDb } from './db';
 import { InodeStore } from './inodes';
 import { Journal, type Surface } from './journal';
@@ -13,6 +15,8 @@ export interface VaultOpenOptions {
 export class Vault {
   readonly inodes: InodeStore;
   readonly journal: Journal;
+  readonly checkpoints: Checkpoints;
+  private ancestors: (ChunkFallback & { close(): void }) | undefined;
 
   private constructor(
     readonly name: string,
@@ -23,6 +27,14 @@ export class Vault {
   ) {
     this.inodes = new InodeStore(db);
     this.journal = new Journal(db, surface);
+    this.checkpoints = new Checkpoints(db, this.journal);
+  }
+
+  /** For a fork: where the chunks it does not hold are read from. */
+  attachAncestors(ancestors: ChunkFallback & { close(): void }): void {
+    this.ancestors?.close();
+    this.ancestors = ancestors;
+    this.inodes.chunks.setFallback(ancestors);
   }
 
   static open(name: string, file: string, opts: VaultOpenOptions = {}): Vault {
@@ -48,6 +60,8 @@ export class Vault {
   }
 
   close(): void {
+    this.ancestors?.close();
+    this.ancestors = undefined;
     if (this.db.open) this.db.close();
   }
 }

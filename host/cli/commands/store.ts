@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { AvfsError } from '../../protocol/errors';
 import { QuotaKey, type QuotaStatus } from '../../protocol/vault';
 import { writeTxn } from '../../store/db';
+import { descendantsOf, referencedHashes } from '../../store/forks';
 import { collectGarbage } from '../../store/gc';
 import type { Vault } from '../../store/vault';
 import { fromCliPath } from '../../vfs/paths';
@@ -135,7 +136,10 @@ export function register(program: Command, ctx: CliContext): void {
       .action(
         action(ctx, (opts: { dryRun?: boolean }, cmd: Command) => {
           ctx.withVault(cmd, (v) => {
-            const s = collectGarbage(v.db, { dryRun: !!opts.dryRun });
+            const s = collectGarbage(v.db, {
+              dryRun: !!opts.dryRun,
+              extraRefs: () => descendantsOf(ctx.home, v.name).flatMap((d) => referencedHashes(ctx.home, d)),
+            });
             ctx.print(cmd, s, () => `${opts.dryRun ? 'would remove' : 'removed'} ${s.chunks_removed} of ${s.chunks_total} chunks (${humanBytes(s.bytes_freed)})`);
           });
         }),

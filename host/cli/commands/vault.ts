@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { AvfsError } from '../../protocol/errors';
 import type { Quotas, VaultInfo, VaultSummary } from '../../protocol/vault';
 import type { AvfsHome } from '../../store/home';
+import { childrenOf, flattenInto, forkVault } from '../../store/forks';
 import { MIGRATIONS } from '../../store/schema';
 import { action, type CliContext, example, humanBytes, parseCount, table } from '../context';
 
@@ -52,26 +53,14 @@ export function vaultInfo(home: AvfsHome, name: string): VaultInfo {
       chunk_size: Number(v.meta('chunk_size') ?? 0),
       chunks,
       quotas: v.inodes.quotas.get(),
-      forks: home.names().filter((n) => n !== name && vaultParent(home, n) === name),
-      checkpoints: [],
+      forks: childrenOf(home, name),
+      checkpoints: v.checkpoints.list().map((c) => c.name),
     };
   } finally {
     v.close();
   }
 }
 
-function vaultParent(home: AvfsHome, name: string): string | null {
-  try {
-    const v = home.open(name);
-    try {
-      return v.meta('parent') ?? null;
-    } finally {
-      v.close();
-    }
-  } catch {
-    return null;
-  }
-}
 
 export function register(program: Command, ctx: CliContext): void {
   const vault = program.command('vault').description('create, list, inspect, select and delete vaults');
@@ -164,23 +153,50 @@ export function register(program: Command, ctx: CliContext): void {
 
   example(
     vault
+      .command('fork <source> <name>')
+      .description('make an independent task copy of a vault; costs metadata only, whatever the bytes')
+      .option('--use', 'make the fork the current vault')
+      .action(
+        action(ctx, (source: string, name: string, opts: { use?: boolean }, cmd: Command) => {
+          ctx.home.resolve(source);
+          const started = performance.now();
+          const fork = forkVault(ctx.home, source, name);
+          const ms = Math.round((performance.now() - started) * 10) / 10;
+          const file = fork.file;
+          fork.close();
+          if (opts.use) ctx.home.setCurrent(name);
+          ctx.print(cmd, { source, name, current: !!opts.use, backend: 'sqlite', path: file, copy_on_write: true, duration_ms: ms }, () =>
+            `forked ${source} into ${name} in ${ms} ms${opts.use ? ' (now current)' : ''}`,
+          );
+        }),
+      ),
+    'avfs vault fork main task-42 --use',
+  );
+
+  example(
+    vault
       .command('delete <name>')
       .description('delete a vault and its files')
       .option('-y, --yes', 'do not ask for confirmation on a terminal')
+      .option('--flatten', 'first copy into its forks the chunks they still read from this vault')
       .action(
-        action(ctx, async (name: string, opts: { yes?: boolean }, cmd: Command) => {
+        action(ctx, async (name: string, opts: { yes?: boolean; flatten?: boolean }, cmd: Command) => {
           ctx.home.resolve(name);
-          const forks = ctx.home.names().filter((n) => n !== name && vaultParent(ctx.home, n) === name);
-          if (forks.length > 0) {
-            throw new AvfsError('VaultInUse', `vault ${name} has forks that read from it: ${forks.join(', ')}`, { vault: name, forks });
+          const forks = childrenOf(ctx.home, name);
+          if (forks.length > 0 && !opts.flatten) {
+            throw new AvfsError('VaultInUse', `vault ${name} has forks that read from it: ${forks.join(', ')} (use --flatten to make them independent first)`, {
+              vault: name,
+              forks,
+            });
           }
           if (!opts.yes && !ctx.globals(cmd).json && process.stdin.isTTY) {
             const answer = await ask(`delete vault ${name} and all its files? [y/N] `);
             if (!/^y(es)?$/i.test(answer.trim())) throw new AvfsError('InvalidInput', 'deletion cancelled', { vault: name });
           }
+          const flattened = forks.length > 0 ? flattenInto(ctx.home, name) : [];
           ctx.home.removeFiles(name);
           if (ctx.home.current() === null) ctx.home.setCurrent(null);
-          ctx.print(cmd, { deleted: name }, () => `deleted vault ${name}`);
+          ctx.print(cmd, { deleted: name, flattened }, () => `deleted vault ${name}${flattened.length ? ` (flattened into ${flattened.join(', ')})` : ''}`);
         }),
       ),
     'avfs vault delete demo --yes',

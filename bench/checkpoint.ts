@@ -1,0 +1,109 @@
+/**
+ * npm run bench -- checkpoint [--quick]
+ * Checkpoint save / restore / diff at 1,000, 10,000 and 50,000 files, and fork of a 10 MiB and a
+ * 1 GiB vault next to copying the vault file, all measured in this one run.
+ */
+import { randomBytes } from 'node:crypto';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { diffTrees } from '../host/store/diff';
+import { forkVault } from '../host/store/forks';
+import { AvfsHome } from '../host/store/home';
+import { Vfs } from '../host/vfs/vfs';
+
+const quick = process.argv.includes('--quick');
+const REPS = quick ? 3 : 7;
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+function time(fn: () => void): number {
+  const t0 = performance.now();
+  fn();
+  return performance.now() - t0;
+}
+
+const fmt = (ms: number) => (ms < 10 ? ms.toFixed(2) : ms.toFixed(1));
+const dir = mkdtempSync(join(tmpdir(), 'avfs-bench-cp-'));
+const home = new AvfsHome(dir);
+
+console.log(`$ npm run bench -- checkpoint${quick ? ' --quick' : ''}`);
+console.log(`node ${process.version}, ${cpus().length} cpus (${cpus()[0]?.model ?? '?'}), medians of ${REPS} runs\n`);
+
+/** A tree of `n` small files, 100 per directory, like a source tree. */
+function populate(vfs: Vfs, n: number): void {
+  vfs.mutate('/', () => {
+    for (let i = 0; i < n; i++) {
+      if (i % 100 === 0) vfs.mkdir(`/d${i / 100}`);
+      vfs.writeFile(`/d${Math.floor(i / 100)}/f${i}.ts`, Buffer.from(`export const v${i} = ${i};\n`));
+    }
+  });
+}
+
+const rows: string[][] = [['files', 'save ms', 'restore ms', 'diff ms (100 changed)', 'targets (10,000 files)']];
+const sizes = quick ? [1_000, 10_000] : [1_000, 10_000, 50_000];
+for (const n of sizes) {
+  const v = home.create(`cp${n}`);
+  const vfs = new Vfs(v);
+  populate(vfs, n);
+  const save: number[] = [];
+  const restore: number[] = [];
+  const diff: number[] = [];
+  v.checkpoints.save({ name: 'base' });
+  for (let r = 0; r < REPS; r++) {
+    // Change 100 files, then measure diff against base, a save, and a restore of base.
+    vfs.mutate('/', () => {
+      for (let i = 0; i < 100; i++) vfs.writeFile(`/d${i % Math.ceil(n / 100)}/f${i * 7 % n}.ts`, Buffer.from(`changed ${r}\n`));
+    });
+    const base = v.checkpoints.get('base');
+    diff.push(time(() => diffTrees(v.db, v.inodes.chunks, { kind: 'checkpoint', id: base.id, name: 'base' }, { kind: 'live' })));
+    save.push(time(() => v.checkpoints.save({ name: `s${r}` })));
+    restore.push(time(() => v.checkpoints.restore('base')));
+    // Keep the vault from growing run to run: drop what this run added.
+    for (const c of v.checkpoints.list()) if (c.name !== 'base') v.checkpoints.delete(c.name);
+  }
+  const target = n === 10_000 ? `save ≤ 30: ${median(save) <= 30 ? 'PASS' : 'MISS'}, restore ≤ 100: ${median(restore) <= 100 ? 'PASS' : 'MISS'}` : '';
+  rows.push([n.toLocaleString('en'), fmt(median(save)), fmt(median(restore)), fmt(median(diff)), target]);
+  v.close();
+  home.removeFiles(`cp${n}`);
+}
+
+const forkRows: string[][] = [['vault bytes', 'fork ms', 'copy vault file ms', 'copy ÷ fork', 'target ≤ 50 ms']];
+const MiB = 1024 * 1024;
+for (const [label, bytes] of quick ? ([['10 MiB', 10 * MiB]] as const) : ([['10 MiB', 10 * MiB], ['1 GiB', 1024 * MiB]] as const)) {
+  const name = `fork-src-${bytes}`;
+  const v = home.create(name);
+  const vfs = new Vfs(v);
+  // 200 source-like files plus the bulk in 8 MiB files.
+  populate(vfs, 200);
+  const block = randomBytes(8 * MiB);
+  for (let i = 0; i * 8 * MiB < bytes; i++) {
+    block.writeUInt32LE(i, 0);
+    vfs.writeFile(`/blob${i}.bin`, block);
+  }
+  v.db.pragma('wal_checkpoint(TRUNCATE)');
+  const forkMs: number[] = [];
+  const copyMs: number[] = [];
+  for (let r = 0; r < REPS; r++) {
+    forkMs.push(time(() => forkVault(home, name, `${name}-f${r}`).close()));
+    const dst = join(dir, `copy-${r}.avfs`);
+    copyMs.push(time(() => copyFileSync(v.file, dst)));
+    rmSync(dst);
+    home.removeFiles(`${name}-f${r}`);
+  }
+  forkRows.push([label, fmt(median(forkMs)), fmt(median(copyMs)), `${(median(copyMs) / median(forkMs)).toFixed(1)}×`, median(forkMs) <= 50 ? 'PASS' : 'MISS']);
+  v.close();
+  home.removeFiles(name);
+}
+rmSync(dir, { recursive: true, force: true });
+
+const print = (rs: string[][]) => {
+  const w = rs[0]!.map((_, c) => Math.max(...rs.map((r) => (r[c] ?? '').length)));
+  for (const r of rs) console.log('| ' + r.map((c, i) => c.padEnd(w[i]!)).join(' | ') + ' |');
+};
+print(rows);
+console.log();
+print(forkRows);

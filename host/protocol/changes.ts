@@ -1,0 +1,62 @@
+/** Checkpoints, change summaries and the audit trail: the shapes agents and the editor read. */
+import { z } from 'zod';
+import { FileType } from './vault';
+
+export const CHECKPOINT_NAME_RE = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/;
+export const CheckpointName = z
+  .string()
+  .regex(CHECKPOINT_NAME_RE, 'a checkpoint name is 1-128 characters of A-Z a-z 0-9 . _ -, not starting with . or -');
+
+export const CheckpointInfo = z.object({
+  name: z.string(),
+  created_at: z.string(),
+  description: z.string().nullable(),
+  auto: z.boolean().describe('made automatically (before a restore, or by proxy exec)'),
+  file_count: z.number().describe('entries in the tree: files, directories, symlinks'),
+  total_size: z.number().describe('logical bytes of the files in the tree'),
+  total_size_human: z.string(),
+});
+export type CheckpointInfo = z.infer<typeof CheckpointInfo>;
+
+const Entry = z.object({ path: z.string(), type: FileType, size: z.number() });
+
+export const ChangeSummary = z.object({
+  from: z.string().describe('checkpoint name'),
+  to: z.string().describe('checkpoint name, or "current" for the live tree'),
+  added: z.array(Entry),
+  deleted: z.array(Entry),
+  modified: z.array(
+    z.object({
+      path: z.string(),
+      type: FileType,
+      size_before: z.number(),
+      size_after: z.number(),
+      content_changed: z.boolean(),
+      mode_before: z.string().optional(),
+      mode_after: z.string().optional(),
+    }),
+  ),
+  renamed: z.array(z.object({ from: z.string(), to: z.string(), type: FileType, size: z.number(), content_changed: z.boolean() })),
+  totals: z.object({
+    added: z.number(),
+    deleted: z.number(),
+    modified: z.number(),
+    renamed: z.number(),
+    bytes_before: z.number(),
+    bytes_after: z.number(),
+  }),
+  patch: z.string().optional().describe('unified diff of the text files that changed (with --patch)'),
+});
+export type ChangeSummary = z.infer<typeof ChangeSummary>;
+
+export const AuditEntry = z.object({
+  id: z.number(),
+  timestamp: z.string(),
+  operation: z.string(),
+  path: z.string().nullable(),
+  path2: z.string().nullable(),
+  size: z.number().nullable(),
+  surface: z.string(),
+  details: z.unknown().nullable(),
+});
+export type AuditEntry = z.infer<typeof AuditEntry>;

@@ -1,0 +1,131 @@
+/**
+ * Checkpoints: a copy of the tree's metadata (inodes, entries, symlinks, extents) taken inside
+ * one transaction. Bytes are shared through the content-addressed chunks, so the cost grows with
+ * the number of files, not their size. Restore is one transaction that first saves the current
+ * tree as an automatic checkpoint and puts inode numbers back as they were.
+ */
+import { AvfsError } from '../protocol/errors';
+import { CHECKPOINT_NAME_RE } from '../protocol/changes';
+import type { Db } from './db';
+import { readTxn, writeTxn } from './db';
+import type { Journal } from './journal';
+
+export interface CheckpointRow {
+  id: number;
+  name: string;
+  created_ms: number;
+  description: string | null;
+  auto: number;
+  file_count: number;
+  total_bytes: number;
+  journal_seq: number;
+}
+
+const INODE_COLS = 'ino, mode, uid, gid, nlink, size, atime_s, atime_ns, mtime_s, mtime_ns, ctime_s, ctime_ns';
+
+function stamp(ms: number): string {
+  const d = new Date(ms);
+  const p = (n: number, w = 2) => String(n).padStart(w, '0');
+  return `${d.getUTCFullYear()}${p(d.getUTCMonth() + 1)}${p(d.getUTCDate())}-${p(d.getUTCHours())}${p(d.getUTCMinutes())}${p(d.getUTCSeconds())}-${p(d.getUTCMilliseconds(), 3)}`;
+}
+
+export function checkCheckpointName(name: string): string {
+  if (!CHECKPOINT_NAME_RE.test(name)) {
+    throw new AvfsError(
+      'InvalidInput',
+      `invalid checkpoint name ${JSON.stringify(name)}: use 1-128 characters of A-Z a-z 0-9 . _ -, not starting with . or -`,
+      { checkpoint: name },
+    );
+  }
+  return name;
+}
+
+export class Checkpoints {
+  constructor(
+    private readonly db: Db,
+    private readonly journal: Journal,
+  ) {}
+
+  list(): CheckpointRow[] {
+    return this.db.prepare<[], CheckpointRow>('SELECT * FROM checkpoints ORDER BY id').all();
+  }
+
+  get(name: string): CheckpointRow {
+    const row = this.db.prepare<[string], CheckpointRow>('SELECT * FROM checkpoints WHERE name = ?').get(name);
+    if (!row) throw new AvfsError('NotFound', `no checkpoint named ${name}`, { checkpoint: name });
+    return row;
+  }
+
+  /**
+   * Saves the current tree. Without a name, the name is `<prefix>-<UTC time to the ms>-<id>`:
+   * the id makes it unique even for two checkpoints in the same millisecond.
+   */
+  save(opts: { name?: string; description?: string; auto?: boolean; prefix?: string } = {}): CheckpointRow {
+    if (opts.name !== undefined) checkCheckpointName(opts.name);
+    return writeTxn(this.db, () => {
+      if (opts.name !== undefined && this.db.prepare('SELECT 1 FROM checkpoints WHERE name = ?').get(opts.name)) {
+        throw new AvfsError('AlreadyExists', `a checkpoint named ${opts.name} already exists`, { checkpoint: opts.name });
+      }
+      const now = Date.now();
+      const counters = this.db.prepare('SELECT live_bytes, live_inodes FROM counters WHERE id = 1').get() as {
+        live_bytes: number;
+        live_inodes: number;
+      };
+      const seq = (this.db.prepare("SELECT COALESCE(MAX(seq), 0) AS s FROM journal").get() as { s: number }).s;
+      // AUTOINCREMENT never reuses an id, so the next one is known inside this write transaction.
+      const id =
+        (this.db.prepare("SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'checkpoints'), 0) + 1 AS id").get() as { id: number }).id;
+      const name = opts.name ?? `${opts.prefix ?? (opts.auto ? 'auto' : 'cp')}-${stamp(now)}-${id}`;
+      this.db
+        .prepare(
+          'INSERT INTO checkpoints (id, name, created_ms, description, auto, file_count, total_bytes, journal_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+        )
+        .run(id, name, now, opts.description ?? null, opts.auto ? 1 : 0, counters.live_inodes, counters.live_bytes, seq);
+      this.db.prepare(`INSERT INTO cp_inodes (cp, ${INODE_COLS}) SELECT ?, ${INODE_COLS} FROM inodes`).run(id);
+      this.db.prepare('INSERT INTO cp_dentries (cp, parent, name, ino) SELECT ?, parent, name, ino FROM dentries').run(id);
+      this.db.prepare('INSERT INTO cp_symlinks (cp, ino, target) SELECT ?, ino, target FROM symlinks').run(id);
+      this.db.prepare('INSERT INTO cp_extents (cp, ino, idx, hash) SELECT ?, ino, idx, hash FROM extents').run(id);
+      this.journal.append('checkpoint_save', null, { details: { checkpoint: name, auto: !!opts.auto, description: opts.description ?? null } });
+      return this.get(name);
+    });
+  }
+
+  /** Puts the tree back as it was at `name`, after saving the current tree as an automatic checkpoint. */
+  restore(name: string): { checkpoint: CheckpointRow; undo: CheckpointRow } {
+    return writeTxn(this.db, () => {
+      const cp = this.get(name);
+      const undo = this.save({ auto: true, prefix: 'before-restore', description: `automatic, before restoring ${name}` });
+      for (const t of ['inodes', 'dentries', 'symlinks', 'extents']) this.db.exec(`DELETE FROM ${t}`);
+      this.db.prepare(`INSERT INTO inodes (${INODE_COLS}) SELECT ${INODE_COLS} FROM cp_inodes WHERE cp = ?`).run(cp.id);
+      this.db.prepare('INSERT INTO dentries (parent, name, ino) SELECT parent, name, ino FROM cp_dentries WHERE cp = ?').run(cp.id);
+      this.db.prepare('INSERT INTO symlinks (ino, target) SELECT ino, target FROM cp_symlinks WHERE cp = ?').run(cp.id);
+      this.db.prepare('INSERT INTO extents (ino, idx, hash) SELECT ino, idx, hash FROM cp_extents WHERE cp = ?').run(cp.id);
+      // Inode numbers are never reused, so next_ino stays where it is.
+      this.db
+        .prepare(
+          `UPDATE counters SET
+             live_bytes = (SELECT COALESCE(SUM(size), 0) FROM inodes WHERE (mode & 61440) = 32768),
+             live_inodes = (SELECT COUNT(*) - 1 FROM inodes)
+           WHERE id = 1`,
+        )
+        .run();
+      this.journal.append('checkpoint_restore', null, { details: { checkpoint: name, undo: undo.name } });
+      return { checkpoint: cp, undo };
+    });
+  }
+
+  delete(name: string): CheckpointRow {
+    return writeTxn(this.db, () => {
+      const cp = this.get(name);
+      for (const t of ['cp_inodes', 'cp_dentries', 'cp_symlinks', 'cp_extents']) this.db.prepare(`DELETE FROM ${t} WHERE cp = ?`).run(cp.id);
+      this.db.prepare('DELETE FROM checkpoints WHERE id = ?').run(cp.id);
+      this.journal.append('checkpoint_delete', null, { details: { checkpoint: name } });
+      return cp;
+    });
+  }
+
+  /** Reads a checkpoint's consistent view with `fn` (for diffs and read-only browsing). */
+  read<T>(fn: () => T): T {
+    return readTxn(this.db, fn);
+  }
+}

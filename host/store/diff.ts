@@ -1,0 +1,212 @@
+/**
+ * Manifest diff between two trees of one vault (a checkpoint, or the live tree): which paths were
+ * added, deleted, modified or renamed, with sizes. Content is compared by chunk hashes, exactly;
+ * a rename is an inode that left one path and appeared at another.
+ */
+import { createTwoFilesPatch } from 'diff';
+import { TextDecoder } from 'node:util';
+import type { ChangeSummary } from '../protocol/changes';
+import type { FileType } from '../protocol/vault';
+import type { ChunkStore } from './chunks';
+import type { Db } from './db';
+import { readTxn } from './db';
+import { kindOf } from './inodes';
+import { CHUNK_SIZE } from './schema';
+
+export type TreeRef = { kind: 'live' } | { kind: 'checkpoint'; id: number; name: string };
+
+interface Node {
+  path: string;
+  ino: number;
+  mode: number;
+  size: number;
+  target: string | null;
+}
+
+function tables(ref: TreeRef): { inodes: string; dentries: string; symlinks: string; extents: string; where: string; params: number[] } {
+  return ref.kind === 'live'
+    ? { inodes: 'inodes', dentries: 'dentries', symlinks: 'symlinks', extents: 'extents', where: '1', params: [] }
+    : { inodes: 'cp_inodes', dentries: 'cp_dentries', symlinks: 'cp_symlinks', extents: 'cp_extents', where: 'cp = ?', params: [ref.id] };
+}
+
+/** Every path of a tree with its inode, found by walking the entries from the root. CROSS JOIN fixes
+ * the join order: each directory's entries are looked up by (cp, parent), never scanned. */
+export function listTree(db: Db, ref: TreeRef): Map<string, Node> {
+  const t = tables(ref);
+  const cp = (alias: string) => (ref.kind === 'live' ? '1' : `${alias}.cp = ?`);
+  const sql = `
+    WITH RECURSIVE tree(ino, path) AS (
+      SELECT 1, ''
+      UNION ALL
+      SELECT d.ino, tree.path || '/' || d.name FROM tree CROSS JOIN ${t.dentries} d ON d.parent = tree.ino AND ${cp('d')}
+    )
+    SELECT tree.path AS path, i.ino AS ino, i.mode AS mode, i.size AS size, s.target AS target
+    FROM tree CROSS JOIN ${t.inodes} i ON i.ino = tree.ino AND ${cp('i')}
+    LEFT JOIN ${t.symlinks} s ON s.ino = i.ino AND ${cp('s')}
+    WHERE tree.ino != 1`;
+  const params = ref.kind === 'live' ? [] : [ref.id, ref.id, ref.id];
+  const out = new Map<string, Node>();
+  for (const row of db.prepare(sql).all(...params) as Node[]) out.set(row.path, row);
+  return out;
+}
+
+function extentList(db: Db, ref: TreeRef, ino: number): Buffer[] {
+  const t = tables(ref);
+  return (db.prepare(`SELECT hash FROM ${t.extents} WHERE ino = ? AND ${t.where} ORDER BY idx`).all(ino, ...t.params) as Array<{ hash: Buffer }>).map(
+    (r) => r.hash,
+  );
+}
+
+/** Inode numbers whose chunk lists differ between the two trees (same inode number on both sides). */
+function changedContent(db: Db, a: TreeRef, b: TreeRef): Set<number> {
+  const ta = tables(a);
+  const tb = tables(b);
+  const sql = `
+    SELECT ino FROM (SELECT ino, idx, hash FROM ${ta.extents} WHERE ${ta.where} EXCEPT SELECT ino, idx, hash FROM ${tb.extents} WHERE ${tb.where})
+    UNION
+    SELECT ino FROM (SELECT ino, idx, hash FROM ${tb.extents} WHERE ${tb.where} EXCEPT SELECT ino, idx, hash FROM ${ta.extents} WHERE ${ta.where})`;
+  const rows = db.prepare(sql).all(...ta.params, ...tb.params, ...tb.params, ...ta.params) as Array<{ ino: number }>;
+  return new Set(rows.map((r) => r.ino));
+}
+
+export function readTreeFile(db: Db, chunks: ChunkStore, ref: TreeRef, ino: number, size: number): Buffer {
+  const t = tables(ref);
+  const out = Buffer.alloc(size);
+  const rows = db.prepare(`SELECT idx, hash FROM ${t.extents} WHERE ino = ? AND ${t.where}`).all(ino, ...t.params) as Array<{ idx: number; hash: Buffer }>;
+  for (const { idx, hash } of rows) {
+    const data = chunks.get(hash);
+    if (data) data.copy(out, idx * CHUNK_SIZE, 0, Math.max(0, Math.min(data.length, size - idx * CHUNK_SIZE)));
+  }
+  return out;
+}
+
+const typeOf = (mode: number): FileType => kindOf(mode) as FileType;
+const octal = (mode: number) => '0' + (mode & 0o7777).toString(8).padStart(3, '0');
+const PATCH_MAX_BYTES = 1024 * 1024;
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function asText(data: Buffer): string | undefined {
+  if (data.length > PATCH_MAX_BYTES || data.includes(0)) return undefined;
+  try {
+    return utf8.decode(data);
+  } catch {
+    return undefined;
+  }
+}
+
+export function diffTrees(db: Db, chunks: ChunkStore, from: TreeRef, to: TreeRef, opts: { patch?: boolean } = {}): ChangeSummary {
+  return readTxn(db, () => {
+    const a = listTree(db, from);
+    const b = listTree(db, to);
+    const changed = changedContent(db, from, to);
+    const sameContent = (x: Node, y: Node): boolean => {
+      if (x.size !== y.size) return false;
+      if (kindOf(x.mode) === 'symlink') return x.target === y.target;
+      if (kindOf(x.mode) !== 'file') return true;
+      if (x.ino === y.ino) return !changed.has(x.ino);
+      const ea = extentList(db, from, x.ino);
+      const eb = extentList(db, to, y.ino);
+      return ea.length === eb.length && ea.every((h, i) => h.equals(eb[i]!));
+    };
+
+    const summary: ChangeSummary = {
+      from: from.kind === 'live' ? 'current' : from.name,
+      to: to.kind === 'live' ? 'current' : to.name,
+      added: [],
+      deleted: [],
+      modified: [],
+      renamed: [],
+      totals: { added: 0, deleted: 0, modified: 0, renamed: 0, bytes_before: 0, bytes_after: 0 },
+    };
+    const patches: string[] = [];
+    const addPatch = (pathA: string | null, pathB: string | null, x: Node | null, y: Node | null) => {
+      if (!opts.patch) return;
+      if ((x && kindOf(x.mode) !== 'file') || (y && kindOf(y.mode) !== 'file')) return;
+      const before = x ? asText(readTreeFile(db, chunks, from, x.ino, x.size)) : '';
+      const after = y ? asText(readTreeFile(db, chunks, to, y.ino, y.size)) : '';
+      if (before === undefined || after === undefined) {
+        patches.push(`Binary files ${pathA ? 'a' + pathA : '/dev/null'} and ${pathB ? 'b' + pathB : '/dev/null'} differ\n`);
+        return;
+      }
+      patches.push(createTwoFilesPatch(pathA ? 'a' + pathA : '/dev/null', pathB ? 'b' + pathB : '/dev/null', before, after, undefined, undefined, { context: 3 }));
+    };
+
+    // Renames: an inode gone from its old path and present at a new one. Entries that simply moved
+    // along with a renamed directory are implied by it and not listed again.
+    const goneByIno = new Map<number, Node>();
+    for (const [p, x] of a) if (!b.has(p)) goneByIno.set(x.ino, x);
+    const candidates = [...b.values()]
+      .filter((y) => !a.has(y.path) && goneByIno.has(y.ino) && typeOf(goneByIno.get(y.ino)!.mode) === typeOf(y.mode))
+      .sort((m, n) => m.path.split('/').length - n.path.split('/').length);
+    const movedFrom = new Set<string>();
+    const movedTo = new Set<string>();
+    const dirRenames: Array<[string, string]> = [];
+    for (const y of candidates) {
+      const x = goneByIno.get(y.ino)!;
+      if (movedFrom.has(x.path)) continue;
+      const implied = dirRenames.some(([f, t]) => x.path.startsWith(f + '/') && y.path.startsWith(t + '/') && x.path.slice(f.length) === y.path.slice(t.length));
+      const contentChanged = !sameContent(x, y);
+      movedFrom.add(x.path);
+      movedTo.add(y.path);
+      if (implied) {
+        if (contentChanged) {
+          summary.modified.push({ path: y.path, type: typeOf(y.mode), size_before: x.size, size_after: y.size, content_changed: true });
+          addPatch(x.path, y.path, x, y);
+        }
+        continue;
+      }
+      if (typeOf(y.mode) === 'directory') dirRenames.push([x.path, y.path]);
+      summary.renamed.push({ from: x.path, to: y.path, type: typeOf(y.mode), size: y.size, content_changed: contentChanged });
+      if (contentChanged) addPatch(x.path, y.path, x, y);
+    }
+
+    for (const [p, x] of a) {
+      const y = b.get(p);
+      if (!y) {
+        if (!movedFrom.has(p)) {
+          summary.deleted.push({ path: p, type: typeOf(x.mode), size: x.size });
+          addPatch(p, null, x, null);
+        }
+        continue;
+      }
+      const typeChanged = typeOf(x.mode) !== typeOf(y.mode);
+      if (typeChanged) {
+        summary.deleted.push({ path: p, type: typeOf(x.mode), size: x.size });
+        summary.added.push({ path: p, type: typeOf(y.mode), size: y.size });
+        continue;
+      }
+      const contentChanged = typeOf(x.mode) !== 'directory' && !sameContent(x, y);
+      const modeChanged = (x.mode & 0o7777) !== (y.mode & 0o7777);
+      if (contentChanged || modeChanged) {
+        summary.modified.push({
+          path: p,
+          type: typeOf(y.mode),
+          size_before: x.size,
+          size_after: y.size,
+          content_changed: contentChanged,
+          ...(modeChanged ? { mode_before: octal(x.mode), mode_after: octal(y.mode) } : {}),
+        });
+        if (contentChanged) addPatch(p, p, x, y);
+      }
+    }
+    for (const [p, y] of b) {
+      if (!a.has(p) && !movedTo.has(p)) {
+        summary.added.push({ path: p, type: typeOf(y.mode), size: y.size });
+        addPatch(null, p, null, y);
+      }
+    }
+    const sum = (m: Map<string, Node>) => [...new Map([...m.values()].filter((n) => kindOf(n.mode) === 'file').map((n) => [n.ino, n.size])).values()].reduce((s, n) => s + n, 0);
+    summary.added.sort((x, y) => x.path.localeCompare(y.path));
+    summary.deleted.sort((x, y) => x.path.localeCompare(y.path));
+    summary.totals = {
+      added: summary.added.length,
+      deleted: summary.deleted.length,
+      modified: summary.modified.length,
+      renamed: summary.renamed.length,
+      bytes_before: sum(a),
+      bytes_after: sum(b),
+    };
+    if (opts.patch) summary.patch = patches.join('');
+    return summary;
+  });
+}
