@@ -4,10 +4,11 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { cliReference } from '../host/cli/reference';
 import { generatedDocs } from '../host/protocol/docs';
 
 const root = join(__dirname, '..');
-for (const [rel, text] of Object.entries(generatedDocs())) {
+for (const [rel, text] of Object.entries({ ...generatedDocs(), 'docs/cli.md': cliReference() })) {
   const file = join(root, rel);
   mkdirSync(join(file, '..'), { recursive: true });
   writeFileSync(file, text);

@@ -9,7 +9,10 @@ import { writeTxn } from './db';
 
 export interface GcStats {
   chunks_total: number;
-  chunks_removed: number;
+  /** Chunks nothing references. */
+  orphans_found: number;
+  /** Chunks deleted (0 with dry run). */
+  orphans_deleted: number;
   bytes_freed: number;
   dry_run: boolean;
 }
@@ -33,9 +36,9 @@ export function collectGarbage(db: Db, opts: { dryRun?: boolean; extraRefs?: Ext
       .get() as { n: number; bytes: number };
     if (!opts.dryRun) db.exec('DELETE FROM chunks WHERE hash NOT IN (SELECT hash FROM gc_keep)');
     db.exec('DELETE FROM gc_keep');
-    return { chunks_total: total, chunks_removed: dead.n, bytes_freed: dead.bytes, dry_run: !!opts.dryRun };
+    return { chunks_total: total, orphans_found: dead.n, orphans_deleted: opts.dryRun ? 0 : dead.n, bytes_freed: dead.bytes, dry_run: !!opts.dryRun };
   });
-  if (!opts.dryRun && stats.chunks_removed > 0) {
+  if (stats.orphans_deleted > 0) {
     db.pragma('incremental_vacuum');
     db.pragma('wal_checkpoint(TRUNCATE)');
   }

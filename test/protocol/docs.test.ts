@@ -3,12 +3,13 @@ import { readFileSync } from 'node:fs';
 import { constants } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { cliReference } from '../../host/cli/reference';
 import { generatedDocs } from '../../host/protocol/docs';
 import { ERROR_TABLE } from '../../host/protocol/errors';
 import { ROOT } from '../helpers';
 
 test('generated docs (error table, JSON schemas) are up to date: run `npm run docs`', () => {
-  for (const [rel, text] of Object.entries(generatedDocs())) {
+  for (const [rel, text] of Object.entries({ ...generatedDocs(), 'docs/cli.md': cliReference() })) {
     assert.equal(readFileSync(join(ROOT, rel), 'utf8'), text, `${rel} is stale`);
   }
 });

@@ -30,7 +30,7 @@ test('a one-byte edit of a large file stores about one chunk, not the file again
 
   // The replaced chunk is garbage until gc reclaims it.
   const gc = collectGarbage(vfs.vault.db);
-  assert.equal(gc.chunks_removed, 1);
+  assert.equal(gc.orphans_deleted, 1);
   assert.deepEqual(vfs.readFile('/big.bin'), data);
   assert.deepEqual(vfs.readFile('/copy.bin'), data);
   vfs.rm('/big.bin');

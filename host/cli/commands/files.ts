@@ -311,6 +311,14 @@ export function register(program: Command, ctx: CliContext): void {
 
   example(
     program
+      .command('pwd')
+      .description('the working directory inside a vault (always the root: vault paths are absolute)')
+      .action(action(ctx, (_opts: unknown, cmd: Command) => ctx.print(cmd, { path: '/' }, () => '/'))),
+    'avfs pwd',
+  );
+
+  example(
+    program
       .command('tree [path]')
       .description('show a directory tree')
       .option('-L, --level <n>', 'descend at most N levels', '64')

@@ -130,6 +130,32 @@ export function register(program: Command, ctx: CliContext): void {
 
   example(
     program
+      .command('stats')
+      .description('what the vault holds: entries by type, logical bytes, stored chunks, checkpoints')
+      .action(
+        action(ctx, (_opts: unknown, cmd: Command) => {
+          ctx.withVault(cmd, (v) => {
+            const count = (sql: string) => (v.db.prepare(sql).get() as { n: number }).n;
+            const stats = {
+              files: count('SELECT COUNT(*) AS n FROM inodes WHERE (mode & 61440) = 32768'),
+              directories: count('SELECT COUNT(*) AS n FROM inodes WHERE (mode & 61440) = 16384 AND ino != 1'),
+              symlinks: count('SELECT COUNT(*) AS n FROM inodes WHERE (mode & 61440) = 40960'),
+              total_size_bytes: v.inodes.counters().liveBytes,
+              content_chunks: count('SELECT COUNT(*) AS n FROM chunks'),
+              stored_bytes: count('SELECT COALESCE(SUM(LENGTH(data)), 0) AS n FROM chunks'),
+              checkpoints: count('SELECT COUNT(*) AS n FROM checkpoints'),
+              journal_entries: count('SELECT COUNT(*) AS n FROM journal'),
+              size_on_disk: ctx.home.sizeOnDisk(v.name),
+            };
+            ctx.print(cmd, stats, () => table(Object.entries(stats).map(([k, n]) => [k, k.includes('bytes') || k === 'size_on_disk' ? humanBytes(n) : String(n)])));
+          }, { readonly: true });
+        }),
+      ),
+    'avfs stats --json',
+  );
+
+  example(
+    program
       .command('gc')
       .description('delete chunks that nothing references any more and give the space back')
       .option('--dry-run', 'only count what would be freed')
@@ -140,7 +166,7 @@ export function register(program: Command, ctx: CliContext): void {
               dryRun: !!opts.dryRun,
               extraRefs: () => descendantsOf(ctx.home, v.name).flatMap((d) => referencedHashes(ctx.home, d)),
             });
-            ctx.print(cmd, s, () => `${opts.dryRun ? 'would remove' : 'removed'} ${s.chunks_removed} of ${s.chunks_total} chunks (${humanBytes(s.bytes_freed)})`);
+            ctx.print(cmd, s, () => `${opts.dryRun ? 'would remove' : 'removed'} ${s.orphans_found} of ${s.chunks_total} chunks (${humanBytes(s.bytes_freed)})`);
           });
         }),
       ),

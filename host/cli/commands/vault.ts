@@ -68,8 +68,12 @@ export function register(program: Command, ctx: CliContext): void {
   example(
     quotaOptions(vault.command('create <name>').description('create a vault and make it the current one'))
       .option('--no-use', 'do not make the new vault the current one')
+      .option('-b, --backend <name>', 'storage backend (sqlite)', 'sqlite')
       .action(
         action(ctx, (name: string, opts: Record<string, string | undefined> & { use: boolean }, cmd: Command) => {
+          if (opts.backend !== 'sqlite') {
+            throw new AvfsError('NotSupported', `backend ${JSON.stringify(opts.backend)} is not available: this build has sqlite`, { backend: opts.backend });
+          }
           const quotas = readQuotaOptions(opts);
           const v = ctx.home.create(name, quotas);
           v.close();
