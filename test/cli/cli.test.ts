@@ -132,6 +132,17 @@ describe('avfs CLI, as a user runs it', () => {
     assert.equal((await json(['rm', '-f', '/full'])).json.removed, 0);
   });
 
+  test('stats, pwd and --backend', async () => {
+    const st = await json(['stats']);
+    assert.equal(st.code, 0);
+    assert.ok((st.json.files as number) >= 3);
+    assert.equal(st.json.checkpoints, 0);
+    assert.deepEqual((await json(['pwd'])).json, { path: '/' });
+    const nb = await json(['vault', 'create', 'lmdb-one', '--backend', 'lmdb']);
+    assert.deepEqual([nb.json.error, nb.code], ['NotSupported', ERROR_TABLE.NotSupported.exit]);
+    assert.equal(fs.existsSync(join(home, 'vaults', 'lmdb-one.avfs')), false);
+  });
+
   test('--help of every command shows an example', async () => {
     for (const cmd of [['vault', 'create'], ['ls'], ['write'], ['cat'], ['import'], ['export'], ['quota', 'set'], ['gc']]) {
       const r = await cli([...cmd, '--help']);
