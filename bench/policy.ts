@@ -1,0 +1,116 @@
+/**
+ * Policy benchmark: how long one decision takes on the test corpus once warm, and what the
+ * shell parser costs to load.
+ *
+ *   npm run bench -- policy [--reps N]
+ *
+ * Cold start is measured twice: in this process (loading web-tree-sitter and the bash grammar,
+ * then the first decision), and as the whole `avfs policy check` CLI in fresh processes.
+ * Warm figures: the corpus is decided three times to warm up, then every command is decided
+ * `--reps` times; the table shows the median and p95 over commands of each one's median time.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { PolicyCommand, RuleSet } from '../host/protocol/policy';
+
+const ROOT = join(__dirname, '..');
+const args = process.argv.slice(2);
+const repsAt = args.indexOf('--reps');
+const REPS = repsAt >= 0 ? Math.max(1, Number(args[repsAt + 1]) || 20) : 20;
+const CLI_RUNS = 7;
+
+function quantile(sorted: number[], q: number): number {
+  if (sorted.length === 0) return NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
+  return sorted[i]!;
+}
+const median = (xs: number[]) => quantile([...xs].sort((a, b) => a - b), 0.5);
+const ms = (x: number) => (x < 1 ? x.toFixed(3) : x.toFixed(2));
+
+async function main(): Promise<void> {
+  const corpus = readFileSync(join(ROOT, 'test', 'policy', 'corpus.jsonl'), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as { cmd?: string; argv?: string[]; cwd?: string });
+  const commands: { cmd: PolicyCommand; cwd: string; label: string }[] = corpus.map((c) => ({
+    cmd: c.cmd !== undefined ? { shell: c.cmd } : { argv: c.argv! },
+    cwd: c.cwd ?? '/workspace',
+    label: c.cmd ?? JSON.stringify(c.argv),
+  }));
+
+  // Cold start in this process: module load, parser init, grammar load, first decision.
+  const t0 = performance.now();
+  const { createPolicyEngine } = await import('../host/policy/engine');
+  const t1 = performance.now();
+  const engine = await createPolicyEngine();
+  const t2 = performance.now();
+  const rules: RuleSet[] = [];
+  const ctx = (cwd: string) => ({ mountpoint: '/workspace', cwd, home: '/home/user', rules });
+  engine.decide({ shell: 'ls -la && git status' }, ctx('/workspace'));
+  const t3 = performance.now();
+
+  for (let w = 0; w < 3; w++) for (const c of commands) engine.decide(c.cmd, ctx(c.cwd));
+
+  const perCommand: { label: string; median: number }[] = [];
+  const all: number[] = [];
+  const start = performance.now();
+  for (const c of commands) {
+    const times: number[] = [];
+    for (let r = 0; r < REPS; r++) {
+      const a = performance.now();
+      engine.decide(c.cmd, ctx(c.cwd));
+      times.push(performance.now() - a);
+    }
+    all.push(...times);
+    perCommand.push({ label: c.label, median: median(times) });
+  }
+  const elapsed = performance.now() - start;
+  const medians = perCommand.map((p) => p.median).sort((a, b) => a - b);
+  const allSorted = all.sort((a, b) => a - b);
+  const slowest = [...perCommand].sort((a, b) => b.median - a.median).slice(0, 3);
+
+  // The CLI end to end in fresh processes (node start, bundle load, parser init, one decision).
+  const cli: number[] = [];
+  const bin = join(ROOT, 'dist', 'avfs.js');
+  const home = mkdtempSync(join(tmpdir(), 'avfs-bench-policy-'));
+  try {
+    for (let i = 0; i < CLI_RUNS; i++) {
+      const a = performance.now();
+      const r = spawnSync(process.execPath, [bin, '--json', 'policy', 'check', '--shell', 'ls && rm -rf /'], { env: { ...process.env, AVFS_HOME: home } });
+      if (r.status !== 0) throw new Error(`avfs policy check failed: ${r.stderr}`);
+      cli.push(performance.now() - a);
+    }
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+
+  const rows: [string, string][] = [
+    ['corpus commands', String(commands.length)],
+    ['repetitions per command', String(REPS)],
+    ['median of per-command medians', `${ms(quantile(medians, 0.5))} ms`],
+    ['p95 of per-command medians', `${ms(quantile(medians, 0.95))} ms`],
+    ['max of per-command medians', `${ms(medians[medians.length - 1]!)} ms`],
+    ['p95 of all decisions', `${ms(quantile(allSorted, 0.95))} ms`],
+    ['decisions per second (warm)', Math.round(all.length / (elapsed / 1000)).toLocaleString('en-US')],
+    ['cold: import engine modules', `${ms(t1 - t0)} ms`],
+    ['cold: parser init + grammar load', `${ms(t2 - t1)} ms`],
+    ['cold: first decision', `${ms(t3 - t2)} ms`],
+    [`cold: CLI 'avfs policy check' (median of ${CLI_RUNS})`, `${ms(median(cli))} ms`],
+  ];
+  const w = Math.max(...rows.map((r) => r[0].length));
+  console.log('npm run bench -- policy' + (repsAt >= 0 ? ` --reps ${REPS}` : ''));
+  console.log(`node ${process.version}, ${process.platform}/${process.arch}\n`);
+  for (const [k, v] of rows) console.log(`${k.padEnd(w)}  ${v}`);
+  console.log('\nslowest commands (median):');
+  for (const s of slowest) console.log(`  ${ms(s.median)} ms  ${s.label.replace(/\n/g, '\\n').slice(0, 70)}`);
+  const target = quantile(medians, 0.5) <= 1;
+  console.log(`\ntarget median <= 1 ms per command: ${target ? 'met' : 'NOT met'}`);
+}
+
+void main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});

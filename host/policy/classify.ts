@@ -1,0 +1,92 @@
+/**
+ * Classifies one simple command: finds its program (through quotes, escapes, braces and paths)
+ * and hands it to the handler that knows that program; unknown programs get a generic judgement.
+ */
+import { posix } from 'node:path';
+import { Cmd, type Judge, type Outcome, type Stdin } from './command';
+import { FILE_TOOLS } from './handlers/fileTools';
+import { GIT_TOOLS } from './handlers/git';
+import { INTERPRETERS } from './handlers/interpreters';
+import { NETWORK_TOOLS } from './handlers/network';
+import { PACKAGE_TOOLS } from './handlers/packages';
+import { SYSTEM_TOOLS } from './handlers/system';
+import { WRAPPERS } from './handlers/wrappers';
+import { judgePath } from './paths';
+import { display, expandBraces, hasGlob, isLiteral, literal, litWord, taints, type Word } from './words';
+
+export type Handler = (c: Cmd) => void;
+
+const HANDLERS: Record<string, Handler> = {
+  ...FILE_TOOLS,
+  ...NETWORK_TOOLS,
+  ...GIT_TOOLS,
+  ...PACKAGE_TOOLS,
+  ...INTERPRETERS,
+  ...SYSTEM_TOOLS,
+  ...WRAPPERS,
+};
+
+/** `python3.12` → `python`, `pip3` → `pip`, `gcc-13` → `gcc`. */
+export function programName(word: string): string {
+  const base = posix.basename(word);
+  const m = /^(python|pip|pypy|perl|ruby|php|lua|node|nodejs|gcc|g\+\+|clang|clang\+\+|java|javac|go|pwsh|bash|zsh|ksh)(?:[-]?[\d.]+)$/.exec(base);
+  return m ? m[1]! : base;
+}
+
+/** Bash expands braces in every unquoted word before running: `{rm,-rf,/}` is three words. */
+function expandAll(words: Word[]): Word[] {
+  const out: Word[] = [];
+  for (const w of words) {
+    if (isLiteral(w) && w.segs.some((s) => s.t === 'lit' && !s.q && s.s.includes('{'))) {
+      const alts = expandBraces(w);
+      if (alts.length > 1) {
+        for (const a of alts) out.push({ raw: w.raw, segs: [{ t: 'lit', s: a, q: true }] });
+        continue;
+      }
+    }
+    out.push(w);
+  }
+  return out;
+}
+
+const TEMP_DIRS = /^\/(tmp|var\/tmp|dev\/shm|private\/tmp)(\/|$)/;
+
+export function classifyCommand(rawWords: Word[], text: string, stdin: Stdin, judge: Judge): Outcome {
+  const words = expandAll(rawWords);
+  const progWord = words[0];
+  if (!progWord) return new Cmd('', [], text, stdin, judge).outcome();
+  const progText = literal(progWord);
+  if (progText === null || hasGlob(progWord) || progText === '') {
+    const c = new Cmd(display(progWord), words.slice(1), text, stdin, judge);
+    const t = taints(progWord);
+    if (t.size > 0) c.add(['opaque_code'], `runs a program named by downloaded or decoded text (${progWord.raw})`);
+    c.add(['obfuscation'], progText === '' ? 'runs a program with an empty name' : `the program name ${progWord.raw} is computed, so it could be anything`);
+    for (const a of c.args) c.maybePath(a, 'read');
+    return c.outcome();
+  }
+  const prog = programName(progText);
+  const c = new Cmd(prog, words.slice(1), text, stdin, judge);
+  if (progText.includes('/')) {
+    const v = judgePath(litWord(progText), judge.paths());
+    const resolved = v.shown;
+    if (judge.downloaded.has(resolved)) c.add(['opaque_code'], `runs ${progText}, which this command line downloaded`);
+    if (v.cls === 'inside') {
+      c.add(['code_execution', 'mutating'], `runs the workspace program ${progText}`);
+      const text = judge.written.get(resolved);
+      if (text !== undefined) judge.script(text.replace(/^#![^\n]*\n/, ''), `${progText}, written earlier on this line`);
+      for (const a of c.args) c.maybePath(a, 'read');
+      return c.outcome();
+    } else if (v.cls === 'unknown') {
+      c.add(['unknown'], `runs a program at an unknown path (${progText})`);
+    } else if (v.cls === 'secret' || TEMP_DIRS.test(resolved)) {
+      c.add(['host_escape'], `runs a program from outside the workspace (${resolved})`);
+    }
+  }
+  const h = HANDLERS[prog];
+  if (h) h(c);
+  else {
+    c.add(['mutating'], `runs ${prog}, which is not known to be read-only`);
+    for (const a of c.args) c.maybePath(a, 'read');
+  }
+  return c.outcome();
+}

@@ -1,0 +1,49 @@
+/**
+ * The shell parser: web-tree-sitter with the tree-sitter-bash grammar, loaded once per process.
+ * Parsing is synchronous after `loadBashParser()` resolves.
+ */
+import { AvfsError } from '../protocol/errors';
+import { BASH_WASM, locateWasm, RUNTIME_WASM } from './wasm';
+
+// The CJS build of web-tree-sitter: its ESM build needs import.meta.url, which a CJS bundle lacks.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const TreeSitter = require('web-tree-sitter') as typeof import('web-tree-sitter');
+
+export type SyntaxNode = import('web-tree-sitter').Node;
+
+export interface BashParser {
+  /**
+   * Parses `text` and calls `fn` with the root node (`hasError` is set when the text did not
+   * parse). The tree lives in wasm memory and is freed when `fn` returns, so keep no nodes.
+   */
+  parse<T>(text: string, fn: (root: SyntaxNode) => T): T;
+}
+
+let loading: Promise<BashParser> | undefined;
+
+export function loadBashParser(): Promise<BashParser> {
+  loading ??= load().catch((e: unknown) => {
+    loading = undefined;
+    throw new AvfsError('Internal', `cannot load the shell parser: ${e instanceof Error ? e.message : String(e)}`);
+  });
+  return loading;
+}
+
+async function load(): Promise<BashParser> {
+  const runtime = locateWasm(RUNTIME_WASM);
+  await TreeSitter.Parser.init({ locateFile: () => runtime });
+  const bash = await TreeSitter.Language.load(locateWasm(BASH_WASM));
+  const parser = new TreeSitter.Parser();
+  parser.setLanguage(bash);
+  return {
+    parse<T>(text: string, fn: (root: SyntaxNode) => T): T {
+      const tree = parser.parse(text);
+      if (!tree) throw new AvfsError('Internal', 'the shell parser returned no tree');
+      try {
+        return fn(tree.rootNode);
+      } finally {
+        tree.delete();
+      }
+    },
+  };
+}

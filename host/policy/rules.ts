@@ -1,0 +1,147 @@
+/**
+ * Rules as data: reading and validating rule files (a bad file is a PolicyFileInvalid error
+ * naming the file and the field, never a silent fallback), and compiling rule sets into the
+ * category table and argv matchers the decision uses.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import picomatch from 'picomatch';
+import { AvfsError } from '../protocol/errors';
+import { type Action, ACTIONS, CATEGORIES, type Category, type PolicyRule, PolicyRuleFile, type RuleSet, type RuleSourceKind } from '../protocol/policy';
+import { BUILTIN_CATEGORY_ACTIONS, builtinRules } from './defaults';
+
+export const USER_RULES_FILE = 'policy.json';
+export const VAULT_RULES_META_KEY = 'policy.rules';
+
+export function userRulesPath(avfsHome: string): string {
+  return join(avfsHome, USER_RULES_FILE);
+}
+
+export function strictness(a: Action): number {
+  return ACTIONS.indexOf(a);
+}
+
+export function stricter(a: Action, b: Action): Action {
+  return strictness(a) >= strictness(b) ? a : b;
+}
+
+/** Validates rule-file JSON text; `origin` names the file (or vault) in errors. */
+export function parseRuleFile(text: string, origin: string, source: RuleSourceKind): RuleSet {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    throw new AvfsError('PolicyFileInvalid', `${origin}: not valid JSON: ${(e as Error).message}`, { file: origin, field: '' });
+  }
+  const r = PolicyRuleFile.safeParse(json);
+  if (!r.success) {
+    const issue = r.error.issues[0]!;
+    const field = issue.path.map(String).join('.');
+    throw new AvfsError('PolicyFileInvalid', `${origin}: ${field || '(top level)'}: ${issue.message}`, { file: origin, field });
+  }
+  return { source, origin, rules: r.data.rules };
+}
+
+/** The user's rules file, or null when there is none. Unreadable or invalid files are errors. */
+export function loadUserRules(avfsHome: string): RuleSet | null {
+  const file = userRulesPath(avfsHome);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw new AvfsError('PolicyFileInvalid', `${file}: cannot read: ${(e as Error).message}`, { file, field: '' });
+  }
+  return parseRuleFile(text, file, 'user');
+}
+
+export function builtinRuleSet(): RuleSet {
+  return { source: 'builtin', origin: 'builtin', rules: builtinRules() };
+}
+
+export function ruleName(set: RuleSet, rule: PolicyRule, index: number): string {
+  return `${set.source}:${rule.id ?? (rule.category && set.source === 'builtin' ? rule.category : `#${index + 1}`)}`;
+}
+
+export function describeMatch(rule: PolicyRule): string {
+  if (rule.exact) return `exact ${JSON.stringify(rule.exact)}`;
+  if (rule.prefix) return `prefix ${JSON.stringify(rule.prefix)}`;
+  if (rule.glob !== undefined) return `glob ${JSON.stringify(rule.glob)}`;
+  if (rule.regex !== undefined) return `regex /${rule.regex}/`;
+  return `category ${rule.category}`;
+}
+
+export interface CategoryEntry {
+  action: Action;
+  rule: string;
+  reason: string;
+  /** Set when a vault rule tried to loosen the user's action and was held to it. */
+  note?: string;
+}
+
+export interface ArgvMatcher {
+  name: string;
+  source: RuleSourceKind;
+  action: Action;
+  reason: string;
+  test(argv: string[], line: string): boolean;
+}
+
+export interface CompiledPolicy {
+  categories: Record<Category, CategoryEntry>;
+  matchers: ArgvMatcher[];
+}
+
+function matcher(rule: PolicyRule): (argv: string[], line: string) => boolean {
+  if (rule.exact) {
+    const exact = rule.exact;
+    return (argv) => argv.length === exact.length && exact.every((t, i) => argv[i] === t);
+  }
+  if (rule.prefix) {
+    const prefix = rule.prefix;
+    return (argv) => argv.length >= prefix.length && prefix.every((t, i) => argv[i] === t);
+  }
+  if (rule.glob !== undefined) {
+    const m = picomatch(rule.glob, { bash: true, dot: true });
+    return (_argv, line) => m(line);
+  }
+  const re = new RegExp(rule.regex ?? '(?!)');
+  return (_argv, line) => re.test(line);
+}
+
+/**
+ * Builds the category table (built-in; the user's category rules replace it; a vault's can
+ * only make it stricter) and the argv matchers (user, then vault; the built-in set has none).
+ */
+export function compileRules(sets: RuleSet[]): CompiledPolicy {
+  const categories = {} as Record<Category, CategoryEntry>;
+  for (const c of CATEGORIES) categories[c] = { action: BUILTIN_CATEGORY_ACTIONS[c].action, rule: `builtin:${c}`, reason: BUILTIN_CATEGORY_ACTIONS[c].reason };
+  const matchers: ArgvMatcher[] = [];
+  const all = [builtinRuleSet(), ...sets.filter((s) => s.source !== 'builtin')];
+  for (const source of ['builtin', 'user', 'vault'] as const) {
+    const seen = new Set<Category>();
+    for (const set of all.filter((s) => s.source === source)) {
+      set.rules.forEach((rule, i) => {
+        const name = ruleName(set, rule, i);
+        const reason = rule.reason ?? `rule ${name}`;
+        if (rule.category) {
+          if (source === 'builtin') return;
+          const cur = categories[rule.category];
+          if (source === 'user') {
+            // Several user rules for one category: the strictest of them.
+            const action = seen.has(rule.category) ? stricter(cur.action, rule.action) : rule.action;
+            seen.add(rule.category);
+            if (action === rule.action) categories[rule.category] = { action, rule: name, reason };
+          } else if (strictness(rule.action) > strictness(cur.action)) {
+            categories[rule.category] = { action: rule.action, rule: name, reason };
+          } else if (strictness(rule.action) < strictness(cur.action)) {
+            cur.note = `${name} asks for ${rule.action}, but a vault rule can only tighten`;
+          }
+          return;
+        }
+        matchers.push({ name, source, action: rule.action, reason, test: matcher(rule) });
+      });
+    }
+  }
+  return { categories, matchers };
+}

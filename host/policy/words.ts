@@ -1,0 +1,358 @@
+/**
+ * Shell words as the policy sees them: literal text (after quote removal, escapes and ANSI-C
+ * decoding) interleaved with expansions whose value is known, partly known, or unknown.
+ */
+import type { SyntaxNode } from './parse';
+
+/** Where unknown bytes came from: the network, a decoder (base64 -d …), or neither. */
+export type Taint = 'remote' | 'decoded';
+
+export type Value =
+  /** The user's home directory ($HOME, ~). */
+  | { kind: 'home' }
+  /** A host path known to be outside the workspace ($TMPDIR, ~other). */
+  | { kind: 'host'; path: string }
+  /** A path known to stay inside the workspace (a loop over workspace globs, `find .` output). */
+  | { kind: 'workspace' }
+  /** A pipe from a process substitution: `/dev/fd/N`, carrying its producer's taint. */
+  | { kind: 'procsub'; taint: Taint[] }
+  /** Anything at all. */
+  | { kind: 'unknown'; taint: Taint[]; what: string };
+
+export type Seg = { t: 'lit'; s: string; q: boolean } | { t: 'val'; v: Value; q: boolean };
+
+export interface Word {
+  /** The source text, for messages and rule matching when the value is unknown. */
+  raw: string;
+  segs: Seg[];
+}
+
+/** What word evaluation needs from the walker: variable values and substitutions. */
+export interface WordScope {
+  lookup(name: string): Value | string;
+  /** Judges `$(…)` / `` `…` `` / `<(…)` and says what its output is. */
+  substitute(node: SyntaxNode): Value;
+  /** Judges commands hidden in nodes the word model ignores (arithmetic, subscripts). */
+  visit(node: SyntaxNode): void;
+}
+
+export function litWord(s: string, quoted = true): Word {
+  return { raw: s, segs: [{ t: 'lit', s, q: quoted }] };
+}
+
+/** The word's value when it is fully literal, else null. */
+export function literal(w: Word): string | null {
+  let out = '';
+  for (const s of w.segs) {
+    if (s.t !== 'lit') return null;
+    out += s.s;
+  }
+  return out;
+}
+
+/** The literal text before the first expansion. */
+export function literalPrefix(w: Word): string {
+  let out = '';
+  for (const s of w.segs) {
+    if (s.t !== 'lit') break;
+    out += s.s;
+  }
+  return out;
+}
+
+export function isLiteral(w: Word): boolean {
+  return w.segs.every((s) => s.t === 'lit');
+}
+
+export function taints(w: Word): Set<Taint> {
+  const out = new Set<Taint>();
+  for (const s of w.segs) {
+    if (s.t === 'val' && (s.v.kind === 'unknown' || s.v.kind === 'procsub')) for (const t of s.v.taint) out.add(t);
+  }
+  return out;
+}
+
+/** Unquoted glob characters: the word names whatever files match. */
+export function hasGlob(w: Word): boolean {
+  return w.segs.some((s) => s.t === 'lit' && !s.q && /[*?[]/.test(s.s));
+}
+
+/** A printable rendering: literal text with `$…` placeholders where values are unknown. */
+export function display(w: Word): string {
+  if (isLiteral(w)) return literal(w) ?? w.raw;
+  return w.raw;
+}
+
+const MAX_BRACE_WORDS = 256;
+
+/**
+ * Brace expansion (`{a,b}c`, `{1..3}`) on a literal word: bash does it before anything else, so
+ * `{rm,-rf,/}` in command position is `rm -rf /`. Quoted braces are left alone.
+ */
+export function expandBraces(w: Word): string[] {
+  const chars: { c: string; q: boolean }[] = [];
+  for (const s of w.segs) {
+    if (s.t !== 'lit') return [literal(w) ?? w.raw];
+    for (const c of s.s) chars.push({ c, q: s.q });
+  }
+  const out = braceExpand(chars, 0);
+  return out.slice(0, MAX_BRACE_WORDS).map((cs) => cs.map((x) => x.c).join(''));
+}
+
+type Ch = { c: string; q: boolean };
+
+function braceExpand(chars: Ch[], depth: number): Ch[][] {
+  if (depth > 8) return [chars];
+  for (let i = 0; i < chars.length; i++) {
+    const open = chars[i]!;
+    if (open.c !== '{' || open.q) continue;
+    let level = 0;
+    const commas: number[] = [];
+    let close = -1;
+    for (let j = i + 1; j < chars.length; j++) {
+      const ch = chars[j]!;
+      if (ch.q) continue;
+      if (ch.c === '{') level++;
+      else if (ch.c === '}') {
+        if (level === 0) {
+          close = j;
+          break;
+        }
+        level--;
+      } else if (ch.c === ',' && level === 0) commas.push(j);
+    }
+    if (close < 0) return [chars];
+    const pre = chars.slice(0, i);
+    const post = chars.slice(close + 1);
+    let alts: Ch[][];
+    if (commas.length > 0) {
+      alts = [];
+      let from = i + 1;
+      for (const c of [...commas, close]) {
+        alts.push(chars.slice(from, c));
+        from = c + 1;
+      }
+    } else {
+      const inner = chars.slice(i + 1, close).map((x) => x.c).join('');
+      const seq = /^(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.-?\d+)?$/.exec(inner);
+      if (!seq) {
+        // Not a brace expression here; keep the brace and look further on.
+        const rest = braceExpand(chars.slice(i + 1), depth);
+        return rest.map((r) => [...chars.slice(0, i + 1), ...r]);
+      }
+      alts = sequence(seq[1]!, seq[2]!).map((s) => [...s].map((c) => ({ c, q: true })));
+    }
+    const out: Ch[][] = [];
+    for (const a of alts) {
+      for (const e of braceExpand([...pre, ...a, ...post], depth + 1)) {
+        out.push(e);
+        if (out.length >= MAX_BRACE_WORDS) return out;
+      }
+    }
+    return out;
+  }
+  return [chars];
+}
+
+function sequence(a: string, b: string): string[] {
+  const na = Number(a);
+  const nb = Number(b);
+  const out: string[] = [];
+  if (Number.isInteger(na) && Number.isInteger(nb)) {
+    const step = na <= nb ? 1 : -1;
+    for (let i = na; out.length < MAX_BRACE_WORDS; i += step) {
+      out.push(String(i));
+      if (i === nb) break;
+    }
+    return out;
+  }
+  const ca = a.charCodeAt(0);
+  const cb = b.charCodeAt(0);
+  const step = ca <= cb ? 1 : -1;
+  for (let i = ca; out.length < MAX_BRACE_WORDS; i += step) {
+    out.push(String.fromCharCode(i));
+    if (i === cb) break;
+  }
+  return out;
+}
+
+/** Decodes the body of an ANSI-C string `$'…'`. */
+export function decodeAnsiC(body: string): string {
+  let out = '';
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i]!;
+    if (c !== '\\' || i === body.length - 1) {
+      out += c;
+      continue;
+    }
+    const n = body[++i]!;
+    const simple: Record<string, string> = { a: '\x07', b: '\b', e: '\x1b', E: '\x1b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', "'": "'", '"': '"', '?': '?' };
+    if (n in simple) out += simple[n];
+    else if (n === 'x') {
+      const m = /^[0-9a-fA-F]{1,2}/.exec(body.slice(i + 1));
+      if (m) {
+        out += String.fromCharCode(parseInt(m[0], 16));
+        i += m[0].length;
+      } else out += '\\x';
+    } else if (n === 'u' || n === 'U') {
+      const m = (n === 'u' ? /^[0-9a-fA-F]{1,4}/ : /^[0-9a-fA-F]{1,8}/).exec(body.slice(i + 1));
+      if (m) {
+        const cp = parseInt(m[0], 16);
+        out += cp <= 0x10ffff ? String.fromCodePoint(cp) : '';
+        i += m[0].length;
+      } else out += '\\' + n;
+    } else if (/[0-7]/.test(n)) {
+      const m = /^[0-7]{1,3}/.exec(body.slice(i));
+      out += String.fromCharCode(parseInt(m![0], 8) & 0xff);
+      i += m![0].length - 1;
+    } else if (n === 'c' && i + 1 < body.length) {
+      out += String.fromCharCode(body.charCodeAt(++i) & 0x1f);
+    } else out += '\\' + n;
+  }
+  return out;
+}
+
+/** Removes backslash escapes from an unquoted word: `\r\m` is `rm`, each escaped char quoted. */
+function unquotedSegs(text: string): Seg[] {
+  const segs: Seg[] = [];
+  let buf = '';
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === '\\' && i + 1 < text.length) {
+      if (buf) segs.push({ t: 'lit', s: buf, q: false });
+      buf = '';
+      const n = text[++i]!;
+      if (n !== '\n') segs.push({ t: 'lit', s: n, q: true });
+    } else buf += c;
+  }
+  if (buf) segs.push({ t: 'lit', s: buf, q: false });
+  return segs;
+}
+
+/** Backslash escapes inside double quotes only apply before $ ` " \ and newline. */
+function dquoteText(text: string): string {
+  return text.replace(/\\([$`"\\\n])/g, (_m, c: string) => (c === '\n' ? '' : c));
+}
+
+function valueSeg(v: Value | string, q: boolean): Seg {
+  return typeof v === 'string' ? { t: 'lit', s: v, q } : { t: 'val', v, q };
+}
+
+/** Evaluates a word-like node (word, string, concatenation, expansion, …) into a Word. */
+export function evalWord(node: SyntaxNode, scope: WordScope): Word {
+  const segs: Seg[] = [];
+  pushSegs(node, scope, segs, false);
+  // A leading unquoted ~ is the home directory (or another user's).
+  const first = segs[0];
+  if (first && first.t === 'lit' && !first.q && first.s.startsWith('~')) {
+    const m = /^~([A-Za-z0-9._-]*)(.*)$/s.exec(first.s)!;
+    const user = m[1]!;
+    const rest = m[2]!;
+    if (rest === '' || rest.startsWith('/')) {
+      const v: Value = user === '' ? { kind: 'home' } : user === '+' || user === '-' ? { kind: 'unknown', taint: [], what: '~' + user } : { kind: 'host', path: `~${user}` };
+      segs.splice(0, 1, { t: 'val', v, q: false }, ...(rest ? [{ t: 'lit' as const, s: rest, q: false }] : []));
+    }
+  }
+  return { raw: node.text, segs: mergeLits(segs) };
+}
+
+function mergeLits(segs: Seg[]): Seg[] {
+  const out: Seg[] = [];
+  for (const s of segs) {
+    const last = out[out.length - 1];
+    if (s.t === 'lit' && last && last.t === 'lit' && last.q === s.q) out[out.length - 1] = { t: 'lit', s: last.s + s.s, q: s.q };
+    else if (s.t !== 'lit' || s.s !== '') out.push(s);
+  }
+  return out;
+}
+
+function pushSegs(node: SyntaxNode, scope: WordScope, segs: Seg[], quoted: boolean): void {
+  switch (node.type) {
+    case 'word':
+    case 'number':
+    case 'variable_name':
+    case 'file_descriptor':
+    case 'heredoc_start':
+    case 'special_variable_name':
+      if (quoted) segs.push({ t: 'lit', s: node.text, q: true });
+      else segs.push(...unquotedSegs(node.text));
+      return;
+    case 'string_content':
+      segs.push({ t: 'lit', s: dquoteText(node.text), q: true });
+      return;
+    case 'raw_string':
+      segs.push({ t: 'lit', s: node.text.slice(1, -1), q: true });
+      return;
+    case 'ansi_c_string':
+      segs.push({ t: 'lit', s: decodeAnsiC(node.text.slice(2, -1)), q: true });
+      return;
+    case 'string':
+    case 'translated_string': {
+      const inner = node.type === 'translated_string' ? node.namedChildren[0] : node;
+      if (!inner) return;
+      // Copy the text between children too, so nothing inside the quotes is lost.
+      let pos = inner.startIndex + 1;
+      const end = inner.endIndex - 1;
+      const base = inner.startIndex;
+      const text = inner.text;
+      for (const c of inner.namedChildren) {
+        if (!c) continue;
+        if (c.startIndex > pos) segs.push({ t: 'lit', s: dquoteText(text.slice(pos - base, c.startIndex - base)), q: true });
+        pushSegs(c, scope, segs, true);
+        pos = c.endIndex;
+      }
+      if (end > pos) segs.push({ t: 'lit', s: dquoteText(text.slice(pos - base, end - base)), q: true });
+      return;
+    }
+    case 'concatenation':
+      for (const c of node.children) if (c) pushSegs(c, scope, segs, quoted);
+      return;
+    case 'brace_expression':
+      // `{1..3}`: keep the text unquoted so brace expansion sees it.
+      segs.push({ t: 'lit', s: node.text, q: false });
+      return;
+    case 'simple_expansion': {
+      const name = node.text.slice(1);
+      segs.push(valueSeg(scope.lookup(name), quoted));
+      return;
+    }
+    case 'expansion':
+      segs.push(valueSeg(expansionValue(node, scope), quoted));
+      return;
+    case 'command_substitution':
+    case 'process_substitution':
+      segs.push({ t: 'val', v: scope.substitute(node), q: quoted });
+      return;
+    case 'arithmetic_expansion':
+      scope.visit(node);
+      // A number cannot climb out of the workspace.
+      segs.push({ t: 'lit', s: '0', q: true });
+      return;
+    default:
+      if (!node.isNamed) {
+        // Anonymous tokens inside words ($ alone, {, }) are literal text.
+        segs.push(quoted ? { t: 'lit', s: node.text, q: true } : { t: 'lit', s: node.text, q: false });
+        return;
+      }
+      scope.visit(node);
+      segs.push({ t: 'val', v: { kind: 'unknown', taint: [], what: node.text }, q: quoted });
+  }
+}
+
+/** `${NAME}`, `${NAME:-default}`, `${#NAME}`, `${!NAME}` … */
+function expansionValue(node: SyntaxNode, scope: WordScope): Value | string {
+  const named = node.namedChildren.filter((c): c is SyntaxNode => !!c);
+  const nameNode = named.find((c) => c.type === 'variable_name' || c.type === 'special_variable_name');
+  const ops = node.children.filter((c) => c && !c.isNamed && c.type !== '${' && c.type !== '}');
+  for (const c of named) if (c !== nameNode) scope.visit(c);
+  if (!nameNode) return { kind: 'unknown', taint: [], what: node.text };
+  const v = scope.lookup(nameNode.text);
+  if (ops.length === 0) return v;
+  const op = ops[0]!.type;
+  if (op === '!') return { kind: 'unknown', taint: [], what: node.text };
+  if (op === '#' && ops[0]!.startIndex < nameNode.startIndex) return '0';
+  // Home stays home whatever is trimmed off it; a default applies only when the value is empty.
+  if (typeof v !== 'string') return v.kind === 'home' || v.kind === 'host' ? v : { kind: 'unknown', taint: v.kind === 'unknown' ? v.taint : [], what: node.text };
+  if ((op === ':-' || op === '-') && v !== '') return v;
+  return { kind: 'unknown', taint: [], what: node.text };
+}
