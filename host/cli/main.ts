@@ -17,7 +17,7 @@ export function buildProgram(ctx: CliContext): Command {
     .option('--vault <name>', 'act on this vault instead of the current one')
     .showSuggestionAfterError(true)
     .exitOverride();
-  for (const m of [vault, files, store, checkpoint, mount, policy]) m.register(program, ctx);
+  for (const m of [vault, files, store, checkpoint, policy]) m.register(program, ctx);
   program.commands.forEach(function override(c: Command) {
     c.exitOverride();
     c.commands.forEach(override);
