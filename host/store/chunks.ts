@@ -17,15 +17,13 @@ export interface ChunkFallback {
 
 export class ChunkStore {
   private readonly getStmt: Database.Statement<[Buffer], { data: Buffer }>;
-  private readonly hasStmt: Database.Statement<[Buffer], { x: number }>;
-  private readonly putStmt: Database.Statement<[Buffer, Buffer]>;
+  private readonly putStmt: Database.Statement<[Buffer, Uint8Array]>;
 
   constructor(
     db: Db,
     private fallback: ChunkFallback | undefined = undefined,
   ) {
     this.getStmt = db.prepare('SELECT data FROM chunks WHERE hash = ?');
-    this.hasStmt = db.prepare('SELECT 1 AS x FROM chunks WHERE hash = ?');
     this.putStmt = db.prepare('INSERT OR IGNORE INTO chunks (hash, data) VALUES (?, ?)');
   }
 
@@ -33,10 +31,10 @@ export class ChunkStore {
     this.fallback = fallback;
   }
 
-  /** Stores `data` (copied) unless a chunk with the same hash is already here; returns the hash. */
+  /** Stores `data` (SQLite copies it) unless a chunk with the same hash is already here; returns the hash. */
   put(data: Uint8Array): Buffer {
     const hash = hashChunk(data);
-    if (!this.hasStmt.get(hash)) this.putStmt.run(hash, Buffer.from(data));
+    this.putStmt.run(hash, Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength));
     return hash;
   }
 

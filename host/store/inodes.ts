@@ -122,6 +122,12 @@ export class InodeStore {
     this.s = {
       getInode: p<[number], InodeRow>('SELECT * FROM inodes WHERE ino = ?'),
       lookup: p<[number, string], { ino: number }>('SELECT ino FROM dentries WHERE parent = ? AND name = ?'),
+      lookupAttr: p<[number, string], InodeRow>(
+        'SELECT i.* FROM dentries d JOIN inodes i ON i.ino = d.ino WHERE d.parent = ? AND d.name = ?',
+      ),
+      readdirAttrs: p<[number], InodeRow & { name: string }>(
+        'SELECT d.name AS name, i.* FROM dentries d JOIN inodes i ON i.ino = d.ino WHERE d.parent = ? ORDER BY d.name',
+      ),
       readdir: p<[number], Dirent>('SELECT name, ino FROM dentries WHERE parent = ? ORDER BY name'),
       hasChildren: p<[number], { x: number }>('SELECT 1 AS x FROM dentries WHERE parent = ? LIMIT 1'),
       parentOf: p<[number], { parent: number; name: string }>('SELECT parent, name FROM dentries WHERE ino = ? LIMIT 1'),
@@ -163,7 +169,9 @@ export class InodeStore {
       ),
       addBytes: p<[number]>('UPDATE counters SET live_bytes = live_bytes + ? WHERE id = 1'),
       addInodes: p<[number]>('UPDATE counters SET live_inodes = live_inodes + ? WHERE id = 1'),
-      takeIno: p<[]>('UPDATE counters SET next_ino = next_ino + 1 WHERE id = 1'),
+      takeIno: p<[], { ino: number }>(
+        'UPDATE counters SET next_ino = next_ino + 1, live_inodes = live_inodes + 1 WHERE id = 1 RETURNING next_ino - 1 AS ino',
+      ),
     };
   }
 
@@ -178,6 +186,8 @@ export class InodeStore {
       this.db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('created_at', ?)").run(new Date().toISOString());
     });
   }
+
+  private readonly liveBytes = (): number => this.counters().liveBytes;
 
   counters(): { liveBytes: number; liveInodes: number } {
     const c = this.s.counters.get();
@@ -202,8 +212,19 @@ export class InodeStore {
     return this.s.lookup.get(parent, name)?.ino;
   }
 
+  /** The attributes of `parent/name` in one statement, or undefined. */
+  lookupAttr(parent: number, name: string): Attr | undefined {
+    const r = this.s.lookupAttr.get(parent, name);
+    return r ? rowToAttr(r) : undefined;
+  }
+
   readdir(ino: number): Dirent[] {
     return this.s.readdir.all(ino);
+  }
+
+  /** A directory's entries with their attributes, sorted by name, in one statement. */
+  readdirAttrs(ino: number): Array<{ name: string; attr: Attr }> {
+    return this.s.readdirAttrs.all(ino).map((r) => ({ name: r.name, attr: rowToAttr(r) }));
   }
 
   hasChildren(ino: number): boolean {
@@ -220,8 +241,8 @@ export class InodeStore {
   }
 
   /** Reads up to `length` bytes at `offset`; holes and the tail of short chunks read as zeros. */
-  read(ino: number, offset: number, length: number): Buffer {
-    const size = this.mustGetattr(ino).size;
+  read(ino: number, offset: number, length: number, knownSize?: number): Buffer {
+    const size = knownSize ?? this.mustGetattr(ino).size;
     const end = Math.min(size, offset + length);
     if (end <= offset) return Buffer.alloc(0);
     const out = Buffer.alloc(end - offset);
@@ -238,8 +259,9 @@ export class InodeStore {
     return out;
   }
 
-  readAll(ino: number): Buffer {
-    return this.read(ino, 0, this.mustGetattr(ino).size);
+  readAll(ino: number, knownSize?: number): Buffer {
+    const size = knownSize ?? this.mustGetattr(ino).size;
+    return this.read(ino, 0, size, size);
   }
 
   /** The chunk hashes of a file, in order (holes as null): what a manifest diff compares. */
@@ -254,20 +276,20 @@ export class InodeStore {
   /** Creates an inode and links it as `parent/name`. The caller has checked that the name is free. */
   create(parent: number, name: string, spec: NewInode): Attr {
     return writeTxn(this.db, () => {
-      const c = this.counters();
-      this.quotas.checkInodes(c.liveInodes, 1, spec.pathForErrors);
-      const ino = this.s.counters.get()!.next_ino;
-      this.s.takeIno.run();
+      this.quotas.checkInodes(() => this.counters().liveInodes, 1, spec.pathForErrors);
+      const ino = this.s.takeIno.get()!.ino;
       const now = nowNs();
       const [s, ns] = split(now);
       const isDir = (spec.mode & S_IFMT) === S_IFDIR;
       const size = spec.target !== undefined ? Buffer.byteLength(spec.target) : 0;
-      this.s.insertInode.run(ino, spec.mode, spec.uid ?? defaultUid, spec.gid ?? defaultGid, isDir ? 2 : 1, size, s, ns, s, ns, s, ns);
+      const uid = spec.uid ?? defaultUid;
+      const gid = spec.gid ?? defaultGid;
+      const nlink = isDir ? 2 : 1;
+      this.s.insertInode.run(ino, spec.mode, uid, gid, nlink, size, s, ns, s, ns, s, ns);
       if (spec.target !== undefined) this.s.insertSymlink.run(ino, spec.target);
       this.s.insertDentry.run(parent, name, ino);
-      this.s.addInodes.run(1);
       this.touchDir(parent, isDir ? 1 : 0, now);
-      return this.mustGetattr(ino);
+      return { ino, mode: spec.mode, uid, gid, nlink, size, atime: now, mtime: now, ctime: now };
     });
   }
 
@@ -357,7 +379,7 @@ export class InodeStore {
       const a = this.mustGetattr(ino);
       const end = offset + data.length;
       const newSize = Math.max(a.size, end);
-      this.quotas.checkBytes(this.counters().liveBytes, newSize - a.size, newSize, a.size, pathForErrors);
+      this.quotas.checkBytes(this.liveBytes, newSize - a.size, newSize, a.size, pathForErrors);
       let pos = 0;
       while (pos < data.length) {
         const fileOff = offset + pos;
@@ -393,7 +415,7 @@ export class InodeStore {
   truncate(ino: number, size: number, pathForErrors: string): Attr {
     return writeTxn(this.db, () => {
       const a = this.mustGetattr(ino);
-      this.quotas.checkBytes(this.counters().liveBytes, size - a.size, size, a.size, pathForErrors);
+      this.quotas.checkBytes(this.liveBytes, size - a.size, size, a.size, pathForErrors);
       if (size < a.size) {
         const keep = Math.ceil(size / CHUNK_SIZE);
         this.s.deleteExtentsFrom.run(ino, keep);
@@ -413,19 +435,20 @@ export class InodeStore {
     });
   }
 
-  /** Replaces the whole content of a file. */
-  writeAll(ino: number, data: Uint8Array, pathForErrors: string): Attr {
+  /** Replaces the whole content of a file (`known`: its attributes, when the caller has them). */
+  writeAll(ino: number, data: Uint8Array, pathForErrors: string, known?: Attr): Attr {
     return writeTxn(this.db, () => {
-      const a = this.mustGetattr(ino);
-      this.quotas.checkBytes(this.counters().liveBytes, data.length - a.size, data.length, a.size, pathForErrors);
-      this.s.deleteExtents.run(ino);
+      const a = known ?? this.mustGetattr(ino);
+      this.quotas.checkBytes(this.liveBytes, data.length - a.size, data.length, a.size, pathForErrors);
+      if (a.size > 0) this.s.deleteExtents.run(ino);
       for (let off = 0, idx = 0; off < data.length; off += CHUNK_SIZE, idx++) {
         this.s.upsertExtent.run(ino, idx, this.chunks.put(data.subarray(off, off + CHUNK_SIZE)));
       }
-      const [s, ns] = split(nowNs());
+      const now = nowNs();
+      const [s, ns] = split(now);
       this.s.setSize.run(data.length, s, ns, s, ns, ino);
       if (data.length !== a.size) this.s.addBytes.run(data.length - a.size);
-      return { ...a, size: data.length };
+      return { ...a, size: data.length, mtime: now, ctime: now };
     });
   }
 
@@ -434,7 +457,7 @@ export class InodeStore {
     writeTxn(this.db, () => {
       const a = this.mustGetattr(src);
       const d = this.mustGetattr(dst);
-      this.quotas.checkBytes(this.counters().liveBytes, a.size - d.size, a.size, d.size, pathForErrors);
+      this.quotas.checkBytes(this.liveBytes, a.size - d.size, a.size, d.size, pathForErrors);
       this.s.deleteExtents.run(dst);
       this.s.copyExtents.run(dst, src);
       const [s, ns] = split(nowNs());

@@ -57,42 +57,49 @@ export class Vfs {
 
   /** Resolves a path to its inode, following symlinks in every component (and the last one if `follow`). */
   resolve(path: string, follow = true): Resolved {
+    const r = this.walk(path, follow);
+    if ('missing' in r) throw r.missing;
+    return r;
+  }
+
+  /**
+   * The walk behind resolve: one joined lookup per component, carrying the attributes forward.
+   * A missing component is returned, not thrown, so lookups that expect absence stay cheap.
+   */
+  private walk(path: string, follow: boolean): Resolved | { missing: AvfsError } {
     const parts = splitPath(path);
-    let ino = ROOT_INO;
+    const normalized = '/' + parts.join('/');
+    let attr = this.inodes.mustGetattr(ROOT_INO);
     let hops = 0;
-    const stack = [...parts];
-    const walked: number[] = [];
+    const stack = parts;
+    const walked: Attr[] = [];
     const done: string[] = [];
     while (stack.length > 0) {
       const name = stack.shift()!;
       if (name === '..') {
-        ino = walked.pop() ?? ROOT_INO;
+        attr = walked.pop() ?? this.inodes.mustGetattr(ROOT_INO);
         done.pop();
         continue;
       }
-      const attr = this.inodes.mustGetattr(ino);
       if (kindOf(attr.mode) !== 'directory') throw err.notDir('/' + done.join('/'));
-      const child = this.inodes.lookup(ino, name);
-      if (child === undefined) throw err.notFound('/' + [...done, name].join('/'));
-      const cattr = this.inodes.mustGetattr(child);
-      const isLast = stack.length === 0;
-      if (kindOf(cattr.mode) === 'symlink' && (!isLast || follow)) {
+      const child = this.inodes.lookupAttr(attr.ino, name);
+      if (child === undefined) return { missing: err.notFound('/' + [...done, name].join('/')) };
+      if (kindOf(child.mode) === 'symlink' && (stack.length > 0 || follow)) {
         if (++hops > MAX_SYMLINKS) throw new AvfsError('SymlinkLoop', `too many levels of symbolic links: ${path}`, { path });
-        const target = this.inodes.readlink(child) ?? '';
-        const targetParts = target.split('/').filter((p) => p !== '' && p !== '.');
+        const target = this.inodes.readlink(child.ino) ?? '';
         if (target.startsWith('/')) {
-          ino = ROOT_INO;
+          attr = this.inodes.mustGetattr(ROOT_INO);
           walked.length = 0;
           done.length = 0;
         }
-        stack.unshift(...targetParts);
+        stack.unshift(...target.split('/').filter((p) => p !== '' && p !== '.'));
         continue;
       }
-      walked.push(ino);
+      walked.push(attr);
       done.push(name);
-      ino = child;
+      attr = child;
     }
-    return { ino, attr: this.inodes.mustGetattr(ino), path: '/' + parts.join('/') };
+    return { ino: attr.ino, attr, path: normalized };
   }
 
   /** Resolves the directory that holds `path`'s last component; the last component itself may not exist. */
@@ -107,12 +114,8 @@ export class Vfs {
   }
 
   tryResolve(path: string, follow = true): Resolved | undefined {
-    try {
-      return this.resolve(path, follow);
-    } catch (e) {
-      if (e instanceof AvfsError && e.kind === 'NotFound') return undefined;
-      throw e;
-    }
+    const r = this.walk(path, follow);
+    return 'missing' in r ? undefined : r;
   }
 
   // ---- reading ----
@@ -149,16 +152,15 @@ export class Vfs {
     return readTxn(this.vault.db, () => {
       const dir = this.resolve(path, true);
       if (kindOf(dir.attr.mode) !== 'directory') throw err.notDir(dir.path);
-      return this.inodes.readdir(dir.ino).map(({ name, ino }) => {
-        const a = this.inodes.mustGetattr(ino);
+      return this.inodes.readdirAttrs(dir.ino).map(({ name, attr: a }) => {
         const type = kindOf(a.mode) as FileType;
-        const target = type === 'symlink' ? this.inodes.readlink(ino) : undefined;
+        const target = type === 'symlink' ? this.inodes.readlink(a.ino) : undefined;
         return {
           name,
           type,
           size: a.size,
           modified: isoTime(a.mtime),
-          ino,
+          ino: a.ino,
           mode: modeString(a.mode),
           nlink: a.nlink,
           ...(target !== undefined ? { target } : {}),
@@ -171,7 +173,7 @@ export class Vfs {
     return readTxn(this.vault.db, () => {
       const r = this.resolve(path, true);
       this.mustBeFile(r);
-      return this.inodes.readAll(r.ino);
+      return this.inodes.readAll(r.ino, r.attr.size);
     });
   }
 
@@ -179,7 +181,7 @@ export class Vfs {
     return readTxn(this.vault.db, () => {
       const r = this.resolve(path, true);
       this.mustBeFile(r);
-      return this.inodes.read(r.ino, offset, length);
+      return this.inodes.read(r.ino, offset, length, r.attr.size);
     });
   }
 
@@ -204,7 +206,7 @@ export class Vfs {
         this.mustBeFile(existing);
         const attr = opts.append
           ? this.inodes.write(existing.ino, existing.attr.size, data, existing.path)
-          : this.inodes.writeAll(existing.ino, data, existing.path);
+          : this.inodes.writeAll(existing.ino, data, existing.path, existing.attr);
         this.vault.journal.append(opts.append ? 'append' : 'write', existing.path, { size: attr.size });
         return attr;
       }
@@ -221,7 +223,7 @@ export class Vfs {
         mode: S_IFREG | ((opts.mode ?? 0o644) & 0o7777),
         pathForErrors: p.path,
       });
-      const attr = data.length > 0 ? this.inodes.writeAll(created.ino, data, p.path) : created;
+      const attr = data.length > 0 ? this.inodes.writeAll(created.ino, data, p.path, created) : created;
       this.vault.journal.append('create', p.path, { size: attr.size });
       return attr;
     });
