@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { AuditEntry, ChangeSummary, CheckpointInfo } from './changes';
 import { ERROR_TABLE, ErrorJson } from './errors';
+import { Decision, PolicyRuleFile, PolicyRulesReport } from './policy';
 import { QuotaStatus, Stat, VaultInfo, VaultSummary } from './vault';
 
 const SCHEMAS: Record<string, z.ZodType> = {
@@ -13,6 +14,9 @@ const SCHEMAS: Record<string, z.ZodType> = {
   'checkpoint-info': CheckpointInfo,
   'change-summary': ChangeSummary,
   'audit-entry': AuditEntry,
+  'policy-decision': Decision,
+  'policy-rule-file': PolicyRuleFile,
+  'policy-rules-report': PolicyRulesReport,
 };
 
 function errorsMarkdown(): string {

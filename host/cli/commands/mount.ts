@@ -1,0 +1,198 @@
+/** Mount commands: mount, unmount, mounts. See docs/fuse.md. */
+import { spawn } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { type Command, Option } from 'commander';
+import { AvfsError, toAvfsError } from '../../protocol/errors';
+import { checkVaultName } from '../../store/home';
+import { lazyUnmount, mountEntry, type MountRecord, MountRegistry, pidAlive } from '../../fuse/registry';
+import { checkMountpoint, MountSession } from '../../fuse/session';
+import { action, type CliContext, example, parseCount, table } from '../context';
+
+interface MountOpts {
+  readonly?: boolean;
+  foreground?: boolean;
+  readyFd?: string;
+  cacheMs?: string;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function publicRecord(r: MountRecord) {
+  return { vault: r.vault, mountpoint: r.mountpoint, readonly: r.readonly, pid: r.pid, started: r.started, state: r.state };
+}
+
+/** Runs the mount in this process until SIGTERM/SIGINT or an outside unmount. */
+async function serve(ctx: CliContext, vault: string, mountpoint: string, opts: MountOpts, onReady: (rec: MountRecord) => void): Promise<void> {
+  const session = new MountSession({
+    home: ctx.home,
+    vault,
+    mountpoint,
+    readonly: !!opts.readonly,
+    ...(opts.cacheMs !== undefined ? { cacheSeconds: parseCount('--cache-ms', opts.cacheMs) / 1000 } : {}),
+    log: (line) => process.stderr.write(line + '\n'),
+  });
+  const rec = await session.mount();
+  let stop!: () => void;
+  const stopped = new Promise<void>((r) => (stop = r));
+  const shutdown = (why: string) => {
+    process.stderr.write(`${new Date().toISOString()} ${why}: unmounting\n`);
+    void session.unmount().finally(stop);
+  };
+  for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(sig, () => shutdown(sig));
+  // Someone ran `fusermount -u` on us: clean up and leave.
+  let misses = 0;
+  const watch = setInterval(() => {
+    misses = session.state === 'mounted' && !session.stillMounted() ? misses + 1 : 0;
+    if (misses === 2) shutdown('the mount disappeared from the mount table');
+  }, 1000);
+  onReady(rec);
+  await stopped;
+  clearInterval(watch);
+}
+
+/** Starts a detached server (`avfs mount --foreground --ready-fd 3`) and waits for its first line. */
+async function mountInBackground(ctx: CliContext, vault: string, mountpoint: string, opts: MountOpts): Promise<MountRecord> {
+  const registry = new MountRegistry(ctx.home);
+  mkdirSync(registry.dir, { recursive: true });
+  const logFile = registry.logOf(mountpoint);
+  const logFd = openSync(logFile, 'a');
+  const args = [...process.execArgv, process.argv[1] ?? '', 'mount', vault, mountpoint, '--foreground', '--ready-fd', '3'];
+  if (opts.readonly) args.push('--readonly');
+  if (opts.cacheMs !== undefined) args.push('--cache-ms', opts.cacheMs);
+  const child = spawn(process.execPath, args, {
+    detached: true,
+    stdio: ['ignore', logFd, logFd, 'pipe'],
+    env: { ...process.env, AVFS_HOME: ctx.home.dir },
+  });
+  closeSync(logFd);
+  const pipe = child.stdio[3] as NodeJS.ReadableStream;
+  const line = await new Promise<string>((res, rej) => {
+    let buf = '';
+    const timer = setTimeout(() => rej(new AvfsError('MountError', `the mount server did not report within 30 s (log: ${logFile})`, { mountpoint, log: logFile })), 30_000);
+    pipe.on('data', (d: Buffer) => {
+      buf += d.toString('utf8');
+      const nl = buf.indexOf('\n');
+      if (nl >= 0) {
+        clearTimeout(timer);
+        res(buf.slice(0, nl));
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      if (!buf.includes('\n')) rej(new AvfsError('MountError', `the mount server exited with code ${code} before the mount was ready (log: ${logFile})`, { mountpoint, log: logFile }));
+    });
+  });
+  (pipe as unknown as { destroy(): void }).destroy();
+  child.unref();
+  const msg = JSON.parse(line) as { ok: true; record: MountRecord } | { ok: false; error: { error: string; message: string } & Record<string, unknown> };
+  if (!msg.ok) {
+    const { error: kind, message, ...details } = msg.error;
+    throw new AvfsError(kind as AvfsError['kind'], message, details);
+  }
+  return msg.record;
+}
+
+async function unmountAt(ctx: CliContext, mountpoint: string, timeoutMs: number) {
+  const registry = new MountRegistry(ctx.home);
+  const mp = resolve(mountpoint);
+  const rec = registry.read(mp);
+  let unmounted = false;
+  if (rec && pidAlive(rec.pid)) {
+    process.kill(rec.pid, 'SIGTERM');
+    const deadline = Date.now() + timeoutMs;
+    while (pidAlive(rec.pid) && Date.now() < deadline) await sleep(25);
+    if (pidAlive(rec.pid)) process.kill(rec.pid, 'SIGKILL');
+    unmounted = true;
+  }
+  const entry = mountEntry(mp);
+  if (entry) {
+    if (!entry.fstype.startsWith('fuse')) {
+      throw new AvfsError('MountError', `${mp} is a ${entry.fstype} mount, not an avfs one; not touching it`, { mountpoint: mp, fstype: entry.fstype });
+    }
+    if (!(await lazyUnmount(mp))) throw new AvfsError('MountError', `could not unmount ${mp}`, { mountpoint: mp });
+    unmounted = true;
+  }
+  registry.remove(mp);
+  return { mountpoint: mp, unmounted, vault: rec?.vault ?? null, pid: rec?.pid ?? null };
+}
+
+export function register(program: Command, ctx: CliContext): void {
+  example(
+    program
+      .command('mount <vault> <mountpoint>')
+      .description('mount a vault as a directory (FUSE); returns once the mount is ready')
+      .option('-r, --readonly', 'mount read-only (writes fail with EROFS)')
+      .option('-f, --foreground', 'serve the mount in this process until SIGTERM/SIGINT')
+      .option('--cache-ms <ms>', 'how long the kernel may cache names and attributes (default 1000)')
+      .addOption(new Option('--ready-fd <fd>').hideHelp())
+      .action(
+        action(ctx, async (vault: string, mountpoint: string, opts: MountOpts, cmd: Command) => {
+          checkVaultName(vault);
+          if (!ctx.home.exists(vault)) throw new AvfsError('VaultNotFound', `vault not found: ${vault}`, { vault });
+          const mp = resolve(mountpoint);
+          if (opts.foreground) {
+            const fd = opts.readyFd !== undefined ? parseCount('--ready-fd', opts.readyFd) : undefined;
+            try {
+              await serve(ctx, vault, mp, opts, (rec) => {
+                if (fd !== undefined) {
+                  writeSync(fd, JSON.stringify({ ok: true, record: rec }) + '\n');
+                  closeSync(fd);
+                } else {
+                  ctx.print(cmd, publicRecord(rec), () => `mounted ${vault} at ${mp} (pid ${rec.pid}); stop with Ctrl-C or 'avfs unmount ${mp}'`);
+                }
+              });
+            } catch (e) {
+              if (fd === undefined) throw e;
+              writeSync(fd, JSON.stringify({ ok: false, error: toAvfsError(e).toJSON() }) + '\n');
+              closeSync(fd);
+              throw e;
+            }
+            // The binding's native handles keep the event loop alive after an unmount.
+            setTimeout(() => process.exit(ctx.exitCode), 50);
+            return;
+          }
+          await new MountRegistry(ctx.home).prune();
+          await checkMountpoint(mp);
+          const rec = await mountInBackground(ctx, vault, mp, opts);
+          ctx.print(cmd, publicRecord(rec), () => `mounted ${vault} at ${mp}${rec.readonly ? ' (read-only)' : ''} (pid ${rec.pid})`);
+        }),
+      ),
+    'avfs mount demo /mnt/demo',
+    'avfs mount demo /mnt/demo --readonly --json',
+  );
+
+  example(
+    program
+      .command('unmount <mountpoint>')
+      .alias('umount')
+      .description('unmount a vault mount (exit 0 with unmounted:false if nothing was mounted there)')
+      .option('--timeout <ms>', 'how long to wait for the server to stop before killing it', '10000')
+      .action(
+        action(ctx, async (mountpoint: string, opts: { timeout: string }, cmd: Command) => {
+          const r = await unmountAt(ctx, mountpoint, parseCount('--timeout', opts.timeout));
+          ctx.print(cmd, r, () => (r.unmounted ? `unmounted ${r.mountpoint}` : `nothing was mounted at ${r.mountpoint}`));
+        }),
+      ),
+    'avfs unmount /mnt/demo',
+  );
+
+  example(
+    program
+      .command('mounts')
+      .description('list live vault mounts (stale ones left by a dead server are cleaned first)')
+      .action(
+        action(ctx, async (_opts: unknown, cmd: Command) => {
+          const registry = new MountRegistry(ctx.home);
+          const cleaned = await registry.prune();
+          const mounts = registry.records().map((r) => ({ ...publicRecord(r), live: registry.isLive(r) }));
+          ctx.print(cmd, { mounts, cleaned }, () =>
+            mounts.length === 0
+              ? 'no mounts'
+              : table([['VAULT', 'MOUNTPOINT', 'MODE', 'PID', 'STATE', 'STARTED'], ...mounts.map((m) => [m.vault, m.mountpoint, m.readonly ? 'ro' : 'rw', String(m.pid), m.live ? m.state : 'dead', m.started])]),
+          );
+        }),
+      ),
+    'avfs mounts --json',
+  );
+}

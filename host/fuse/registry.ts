@@ -1,0 +1,193 @@
+/**
+ * Live mounts: one JSON record per mount in `<home>/mounts/`, checked against the kernel's
+ * mount table and the serving process, and the clean-up of mounts whose server died. Nothing
+ * here touches a mountpoint synchronously (a process that did so on its own mount would hang):
+ * probes are asynchronous, with a time limit.
+ */
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+import type { AvfsHome } from '../store/home';
+
+export const MountRecord = z.object({
+  vault: z.string(),
+  mountpoint: z.string(),
+  readonly: z.boolean(),
+  pid: z.number().int(),
+  started: z.string(),
+  state: z.enum(['mounting', 'mounted', 'unmounting']),
+  log: z.string().optional(),
+});
+export type MountRecord = z.infer<typeof MountRecord>;
+
+export interface MountInfoEntry {
+  mountpoint: string;
+  fstype: string;
+  source: string;
+}
+
+/** The process's mount table (/proc/self/mountinfo), octal escapes undone. */
+export function mountTable(): MountInfoEntry[] {
+  let text: string;
+  try {
+    text = readFileSync('/proc/self/mountinfo', 'utf8');
+  } catch {
+    return [];
+  }
+  const unescape = (s: string) => s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
+  const out: MountInfoEntry[] = [];
+  for (const line of text.split('\n')) {
+    if (!line) continue;
+    const [left, right] = line.split(' - ');
+    const l = left?.split(' ') ?? [];
+    const r = right?.split(' ') ?? [];
+    if (l[4] === undefined || r[0] === undefined) continue;
+    out.push({ mountpoint: unescape(l[4]), fstype: r[0], source: unescape(r[1] ?? '') });
+  }
+  return out;
+}
+
+export function mountEntry(mountpoint: string): MountInfoEntry | undefined {
+  const mp = resolve(mountpoint);
+  const all = mountTable().filter((e) => e.mountpoint === mp);
+  return all[all.length - 1];
+}
+
+/** Whether `pid` runs (a zombie waiting for a reaper that is slow to come counts as gone). */
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  try {
+    const st = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return st.slice(st.lastIndexOf(')') + 2, st.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+export type Probe = 'ok' | 'stale' | 'missing' | 'hung' | 'error';
+
+/** Stats the mountpoint asynchronously: a dead FUSE server answers ENOTCONN ("stale"). */
+export async function probe(mountpoint: string, timeoutMs = 3000): Promise<{ probe: Probe; ino?: number; code?: string }> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<{ probe: Probe }>((res) => {
+    timer = setTimeout(() => res({ probe: 'hung' }), timeoutMs);
+  });
+  const st = stat(mountpoint).then(
+    (s) => ({ probe: 'ok' as Probe, ino: s.ino }),
+    (e: NodeJS.ErrnoException) => ({
+      probe: (e.code === 'ENOTCONN' ? 'stale' : e.code === 'ENOENT' ? 'missing' : 'error') as Probe,
+      ...(e.code !== undefined ? { code: e.code } : {}),
+    }),
+  );
+  try {
+    return await Promise.race([st, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** `fusermount -uz` (lazy unmount); resolves to whether it succeeded. */
+export function lazyUnmount(mountpoint: string): Promise<boolean> {
+  return new Promise((res) => {
+    execFile('fusermount', ['-uz', mountpoint], (e1) => {
+      if (!e1) return res(true);
+      execFile('umount', ['-l', mountpoint], (e2) => res(!e2));
+    });
+  });
+}
+
+export class MountRegistry {
+  readonly dir: string;
+
+  constructor(readonly home: AvfsHome) {
+    this.dir = join(home.dir, 'mounts');
+  }
+
+  idOf(mountpoint: string): string {
+    return createHash('sha256').update(resolve(mountpoint)).digest('hex').slice(0, 16);
+  }
+
+  fileOf(mountpoint: string): string {
+    return join(this.dir, this.idOf(mountpoint) + '.json');
+  }
+
+  logOf(mountpoint: string): string {
+    return join(this.dir, this.idOf(mountpoint) + '.log');
+  }
+
+  write(rec: MountRecord): void {
+    mkdirSync(this.dir, { recursive: true });
+    const file = this.fileOf(rec.mountpoint);
+    writeFileSync(file + '.tmp', JSON.stringify(rec, null, 2) + '\n');
+    // rename is atomic: a reader sees the old record or the new one.
+    renameSync(file + '.tmp', file);
+  }
+
+  remove(mountpoint: string, pid?: number): void {
+    const rec = this.read(mountpoint);
+    if (rec && pid !== undefined && rec.pid !== pid) return;
+    rmSync(this.fileOf(mountpoint), { force: true });
+  }
+
+  read(mountpoint: string): MountRecord | undefined {
+    return this.readFile(this.fileOf(mountpoint));
+  }
+
+  private readFile(file: string): MountRecord | undefined {
+    try {
+      const r = MountRecord.safeParse(JSON.parse(readFileSync(file, 'utf8')));
+      return r.success ? r.data : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  records(): MountRecord[] {
+    let names: string[];
+    try {
+      names = readdirSync(this.dir);
+    } catch {
+      return [];
+    }
+    return names
+      .filter((n) => n.endsWith('.json'))
+      .map((n) => this.readFile(join(this.dir, n)))
+      .filter((r): r is MountRecord => r !== undefined);
+  }
+
+  /** Whether a record stands for a mount that is being served now. */
+  isLive(rec: MountRecord): boolean {
+    return pidAlive(rec.pid) && mountEntry(rec.mountpoint)?.fstype === 'fuse.avfs';
+  }
+
+  /**
+   * Drops records of dead servers and lazily unmounts what they left behind (a mount whose server
+   * was killed answers "Transport endpoint is not connected"). Also clears stale avfs mounts that
+   * have no record (their home was removed). Returns the mountpoints cleaned.
+   */
+  async prune(): Promise<string[]> {
+    const cleaned: string[] = [];
+    for (const rec of this.records()) {
+      if (pidAlive(rec.pid)) continue;
+      if (mountEntry(rec.mountpoint)) await lazyUnmount(rec.mountpoint);
+      rmSync(this.fileOf(rec.mountpoint), { force: true });
+      cleaned.push(rec.mountpoint);
+    }
+    const recorded = new Set(this.records().map((r) => r.mountpoint));
+    for (const e of mountTable()) {
+      if (e.fstype !== 'fuse.avfs' || recorded.has(e.mountpoint)) continue;
+      if ((await probe(e.mountpoint, 1000)).probe === 'stale') {
+        await lazyUnmount(e.mountpoint);
+        cleaned.push(e.mountpoint);
+      }
+    }
+    return cleaned;
+  }
+}

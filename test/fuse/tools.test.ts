@@ -1,0 +1,181 @@
+/** Real tools, run in a real mount: what an agent's commands do in a vault. */
+import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { readFile, readlink, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { bash, type MountFixture, mountFixture, waitFor } from './helpers';
+
+describe('real tools in a vault mount', () => {
+  let f: MountFixture;
+  let work: string;
+  const run = (script: string, dir = work) => bash(script, dir, { GIT_CONFIG_NOSYSTEM: '1', HOME: join(f.dir, 'userhome') });
+  before(async () => {
+    f = await mountFixture({ vault: 'tools' });
+    mkdirSync(join(f.dir, 'userhome'));
+  });
+  after(async () => f.cleanup());
+
+  const fresh = async (name: string) => {
+    work = join(f.mnt, name);
+    await bash(`mkdir -p ${name}`, f.mnt);
+    return work;
+  };
+
+  test('git: init, add, commit, branch, merge, gc, fsck', async () => {
+    await fresh('git');
+    await run(`
+      git init -q -b main .
+      git config user.email t@example.com && git config user.name Tester
+      mkdir -p src && for i in $(seq 50); do echo "line $i" > src/f$i.txt; done
+      git add -A && git commit -qm initial
+      git checkout -qb feature && echo feature >> src/f1.txt && git commit -qam feature
+      git checkout -q main && echo main >> src/f2.txt && git commit -qam main
+      git merge -q --no-edit feature
+      git gc -q && git fsck --strict
+    `);
+    const log = await run('git log --oneline | wc -l');
+    assert.equal(log.trim(), '4');
+    assert.equal(await readFile(join(work, 'src/f1.txt'), 'utf8'), 'line 1\nfeature\n');
+    assert.equal((await run('git status --porcelain')).trim(), '', 'the work tree is clean after the merge');
+    assert.match(await run('git count-objects -v'), /packs: 1/);
+  });
+
+  test('npm init and npm install of a local package (no network)', async () => {
+    const pkgSrc = join(f.dir, 'local-dep');
+    mkdirSync(pkgSrc);
+    writeFileSync(join(pkgSrc, 'package.json'), JSON.stringify({ name: 'local-dep', version: '1.2.3', main: 'index.js', bin: { 'local-dep': 'cli.js' } }));
+    writeFileSync(join(pkgSrc, 'index.js'), "module.exports = 'from local-dep';\n");
+    writeFileSync(join(pkgSrc, 'cli.js'), "#!/usr/bin/env node\nconsole.log('cli ok');\n");
+    const tgz = (await bash('npm pack --silent', pkgSrc, { npm_config_cache: join(f.dir, 'npm-cache') })).trim();
+    await fresh('npm');
+    const env = `export npm_config_cache=${join(f.dir, 'npm-cache')} npm_config_audit=false npm_config_fund=false npm_config_update_notifier=false`;
+    await run(`${env}; npm init -y >/dev/null && npm install --offline ${join(pkgSrc, tgz)} >/dev/null`);
+    const pkg = JSON.parse(await readFile(join(work, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    assert.ok(pkg.dependencies['local-dep']);
+    assert.equal((await run(`node -e "console.log(require('local-dep'))"`)).trim(), 'from local-dep');
+    assert.equal((await run('npx --offline local-dep')).trim(), 'cli ok', 'the bin link is an executable symlink');
+    assert.ok((await stat(join(work, 'package-lock.json'))).size > 0);
+  });
+
+  test('python writes files and compileall', async () => {
+    await fresh('py');
+    await run(`
+      python3 - <<'EOF'
+import os
+os.makedirs('pkg/sub', exist_ok=True)
+for i in range(20):
+    with open(f'pkg/sub/m{i}.py', 'w') as fh:
+        fh.write(f'VALUE = {i}\\n' * 50)
+open('pkg/__init__.py', 'w').close()
+open('pkg/sub/__init__.py', 'w').close()
+EOF
+      python3 -m compileall -q pkg
+      python3 -c "import pkg.sub.m7 as m; assert m.VALUE == 7"
+    `);
+    const pyc = await run('ls pkg/sub/__pycache__ | grep -c "m.*\\.pyc$"');
+    assert.equal(pyc.trim(), '20');
+  });
+
+  test('sed -i, rename over an existing file, truncate, touch -d', async () => {
+    await fresh('edit');
+    await run(`
+      printf 'alpha\\nbeta\\ngamma\\n' > t.txt
+      sed -i 's/beta/BETA/' t.txt
+      echo old > target && echo new > source && mv source target
+      printf '0123456789' > tr && truncate -s 4 tr && truncate -s +2 tr
+      touch -d '2001-02-03 04:05:06 UTC' dated
+    `);
+    assert.equal(await readFile(join(work, 't.txt'), 'utf8'), 'alpha\nBETA\ngamma\n');
+    assert.equal(await readFile(join(work, 'target'), 'utf8'), 'new\n');
+    assert.equal((await run('ls')).split('\n').filter(Boolean).join(','), 'dated,t.txt,target,tr', 'sed left no temp file');
+    assert.deepEqual(await readFile(join(work, 'tr')), Buffer.from('0123\0\0'));
+    assert.equal((await stat(join(work, 'dated'))).mtime.toISOString(), '2001-02-03T04:05:06.000Z');
+  });
+
+  test('symlinks and readlink; hard links share a stable inode', async () => {
+    await fresh('links');
+    await run(`
+      echo content > file
+      ln -s file rel && ln -s /nonexistent dangling && mkdir d && ln -s ../file d/up
+      ln file hard && ln hard d/hard2
+      echo more >> d/hard2
+    `);
+    assert.equal(await readlink(join(work, 'rel')), 'file');
+    assert.equal(await readlink(join(work, 'dangling')), '/nonexistent');
+    assert.equal(await readFile(join(work, 'd/up'), 'utf8'), 'content\nmore\n');
+    assert.equal((await run('readlink -f d/up')).trim(), join(work, 'file'));
+    const inos = (await run('stat -c %i file hard d/hard2')).trim().split('\n');
+    assert.equal(new Set(inos).size, 1, `one inode for all names: ${inos.join(' ')}`);
+    assert.equal((await run('stat -c %h file')).trim(), '3');
+    const before = (await run('stat -c %i file')).trim();
+    await run('rm hard d/hard2');
+    // Another name's cached attributes expire within the 1 s attribute cache (docs/fuse.md).
+    const settled = await waitFor(async () => (await run('stat -c %i:%h file')).trim() === `${before}:1`, 1500, 50);
+    assert.ok(settled, 'the inode number is stable and the link count follows');
+  });
+
+  test('chmod +x and exec; rm -rf of a tree', async () => {
+    await fresh('exec');
+    await run(`
+      printf '#!/bin/sh\\necho ran-$1\\n' > s.sh
+      ! ./s.sh 2>/dev/null
+      chmod +x s.sh
+    `);
+    assert.equal((await run('./s.sh ok')).trim(), 'ran-ok');
+    assert.equal(((await stat(join(work, 's.sh'))).mode & 0o777).toString(8), '755');
+    await run('mkdir -p tree/a/b/c && for i in $(seq 30); do echo $i > tree/a/b/c/f$i; ln -s f$i tree/a/l$i; done && rm -rf tree');
+    assert.equal((await run('ls -A')).trim(), 's.sh');
+  });
+
+  test('unlink of an open file; df; flock', async () => {
+    await fresh('misc');
+    const out = await run(`
+      python3 - <<'EOF'
+import os
+f = open('open.txt', 'w+')
+f.write('before ')
+f.flush()
+os.unlink('open.txt')
+assert not os.path.exists('open.txt')
+assert os.listdir('.') == [], os.listdir('.')
+f.write('after unlink')
+f.flush()
+f.seek(0)
+print(f.read())
+f.close()
+EOF
+      mkdir gone && exec 3>gone/held && echo x >&3 && rm gone/held && rmdir gone && exec 3>&-
+      df -P . | tail -1
+      flock -n lock -c 'flock -n lock -c "echo second-got-it" || echo second-blocked'
+    `);
+    const lines = out.trim().split('\n');
+    assert.equal(lines[0], 'before after unlink');
+    assert.match(lines[1] ?? '', /^avfs:tools\s+\d+/);
+    assert.equal(lines[2], 'second-blocked');
+  });
+
+  test('SQLite in WAL mode inside the mount', async () => {
+    await fresh('sqlite');
+    const out = await run(`
+      python3 - <<'EOF'
+import sqlite3, os
+a = sqlite3.connect('app.db')
+assert a.execute('PRAGMA journal_mode=WAL').fetchone()[0] == 'wal'
+a.execute('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)')
+with a:
+    a.executemany('INSERT INTO t (v) VALUES (?)', [('x' * 100,) for _ in range(5000)])
+b = sqlite3.connect('app.db')
+assert os.path.exists('app.db-wal') and os.path.exists('app.db-shm')
+print(b.execute('SELECT COUNT(*) FROM t').fetchone()[0])
+with a:
+    a.execute('DELETE FROM t WHERE id % 2 = 0')
+print(b.execute('SELECT COUNT(*) FROM t').fetchone()[0])
+a.execute('PRAGMA wal_checkpoint(TRUNCATE)')
+print(b.execute('PRAGMA integrity_check').fetchone()[0])
+a.close(); b.close()
+EOF
+    `);
+    assert.deepEqual(out.trim().split('\n'), ['5000', '2500', 'ok']);
+  });
+});
