@@ -130,7 +130,6 @@ export class InodeStore {
       ),
       readdir: p<[number], Dirent>('SELECT name, ino FROM dentries WHERE parent = ? ORDER BY name'),
       hasChildren: p<[number], { x: number }>('SELECT 1 AS x FROM dentries WHERE parent = ? LIMIT 1'),
-      parentOf: p<[number], { parent: number; name: string }>('SELECT parent, name FROM dentries WHERE ino = ? LIMIT 1'),
       insertInode: p<[number, number, number, number, number, number, number, number, number, number, number, number]>(
         `INSERT INTO inodes (ino, mode, uid, gid, nlink, size, atime_s, atime_ns, mtime_s, mtime_ns, ctime_s, ctime_ns)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -229,11 +228,6 @@ export class InodeStore {
 
   hasChildren(ino: number): boolean {
     return this.s.hasChildren.get(ino) !== undefined;
-  }
-
-  /** One (parent, name) under which `ino` is linked, for building a path back to the root. */
-  parentOf(ino: number): { parent: number; name: string } | undefined {
-    return this.s.parentOf.get(ino);
   }
 
   readlink(ino: number): string | undefined {

@@ -26,7 +26,7 @@ export const MIGRATIONS: readonly string[] = [
     ino INTEGER NOT NULL,
     PRIMARY KEY (parent, name)
   ) WITHOUT ROWID;
-  CREATE INDEX dentries_by_ino ON dentries(ino);
+  CREATE INDEX dentries_by_ino ON dentries(ino); -- dropped again in 3
   CREATE TABLE symlinks (ino INTEGER PRIMARY KEY, target TEXT NOT NULL);
   -- extent idx covers bytes [idx*chunk_size, (idx+1)*chunk_size); a missing extent reads as zeros
   CREATE TABLE extents (
@@ -84,5 +84,24 @@ export const MIGRATIONS: readonly string[] = [
     cp INTEGER NOT NULL, ino INTEGER NOT NULL, idx INTEGER NOT NULL, hash BLOB NOT NULL,
     PRIMARY KEY (cp, ino, idx)
   ) WITHOUT ROWID;
+  `,
+  // 3: cheaper small writes: the journal's sequence no longer needs AUTOINCREMENT's extra table
+  // (trimming never deletes the newest row, so numbers still only grow), and nothing looks
+  // entries up by inode, so that index goes.
+  `
+  DROP INDEX IF EXISTS dentries_by_ino;
+  CREATE TABLE journal_v3 (
+    seq INTEGER PRIMARY KEY,
+    ts_ms INTEGER NOT NULL,
+    op TEXT NOT NULL,
+    path TEXT,
+    path2 TEXT,
+    size INTEGER,
+    surface TEXT NOT NULL,
+    details TEXT
+  );
+  INSERT INTO journal_v3 SELECT seq, ts_ms, op, path, path2, size, surface, details FROM journal;
+  DROP TABLE journal;
+  ALTER TABLE journal_v3 RENAME TO journal;
   `,
 ];
