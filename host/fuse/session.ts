@@ -133,6 +133,8 @@ export class MountSession {
       await this.registry.prune();
       await checkMountpoint(this.mountpoint);
       const vault = (this.vault = this.opts.home.open(this.opts.vault, { readonly: !!this.opts.readonly, surface: 'fuse' }));
+      // The server lives as long as the mount: keep WAL checkpoint syncs off the FUSE request path.
+      vault.startBackgroundCheckpoints();
       const io = new FileIo(new Vfs(vault));
       const others = this.registry.records().filter((r) => r.pid !== process.pid && r.vault === this.opts.vault && this.registry.isLive(r));
       if (others.length === 0) {

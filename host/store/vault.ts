@@ -1,6 +1,7 @@
 /** One open vault file: its database, inode layer and journal. */
 import { existsSync } from 'node:fs';
 import { AvfsError } from '../protocol/errors';
+import { BackgroundCheckpointer } from './checkpointer';
 import { Checkpoints } from './checkpoints';
 import type { ChunkFallback } from './chunks';
 import { createDbFile, type Db, openDb } from './db';
@@ -17,6 +18,7 @@ export class Vault {
   readonly journal: Journal;
   readonly checkpoints: Checkpoints;
   private ancestors: (ChunkFallback & { close(): void }) | undefined;
+  private checkpointer: BackgroundCheckpointer | undefined;
 
   private constructor(
     readonly name: string,
@@ -59,7 +61,14 @@ export class Vault {
     else this.db.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)').run(key, value);
   }
 
+  /** For long-lived processes: move WAL checkpoints (and their syncs) off the writers' commits. */
+  startBackgroundCheckpoints(): void {
+    if (!this.checkpointer && !this.readonly) this.checkpointer = new BackgroundCheckpointer(this.db, this.file);
+  }
+
   close(): void {
+    this.checkpointer?.stop();
+    this.checkpointer = undefined;
     this.ancestors?.close();
     this.ancestors = undefined;
     if (this.db.open) this.db.close();

@@ -169,6 +169,15 @@ export class Vfs {
     });
   }
 
+  /** Just the names in a directory, sorted (what `ls` without `-l` needs). */
+  readdirNames(path: string): string[] {
+    return readTxn(this.vault.db, () => {
+      const dir = this.resolve(path, true);
+      if (kindOf(dir.attr.mode) !== 'directory') throw err.notDir(dir.path);
+      return this.inodes.readdir(dir.ino).map((e) => e.name);
+    });
+  }
+
   readFile(path: string): Buffer {
     return readTxn(this.vault.db, () => {
       const r = this.resolve(path, true);
