@@ -6,6 +6,8 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const home = join(root, '.avfs-demo');
+// A mount left by an earlier demo run would make the clean-up below fail.
+spawnSync(process.execPath, [join(root, 'dist/avfs.js'), 'unmount', join(home, 'mnt')], { env: { ...process.env, AVFS_HOME: home }, stdio: 'ignore' });
 rmSync(home, { recursive: true, force: true });
 mkdirSync(home, { recursive: true });
 const env = { ...process.env, AVFS_HOME: home };
@@ -25,6 +27,21 @@ avfs('ls', '-l', '/src');
 avfs('cat', '/hello');
 avfs('--json', 'stat', '/src/hello.py');
 avfs('--json', 'cat', '/does/not/exist');
+avfs('checkpoint', 'save', 'before-work', '-m', 'clean tree');
 avfs('quota');
+
+// The vault as a real directory: ordinary tools work in it unchanged.
+const mnt = join(home, 'mnt');
+mkdirSync(mnt, { recursive: true });
+avfs('mount', 'demo', mnt);
+function sh(cmd) {
+  process.stdout.write(`\n\x1b[1m$ ${cmd}\x1b[0m   \x1b[2m(in the mount)\x1b[0m\n`);
+  const r = spawnSync('bash', ['-c', cmd], { cwd: mnt, env, stdio: 'inherit' });
+  if (r.status !== 0) process.stdout.write(`\x1b[2m(exit code ${r.status})\x1b[0m\n`);
+}
+sh('ls -la && python3 src/hello.py');
+sh('git init -q && git add -A && git -c user.email=demo@avfs -c user.name=demo commit -qm "first commit" && git log --oneline');
+avfs('unmount', mnt);
+avfs('checkpoint', 'diff', 'before-work');
 avfs('vault', 'list');
 process.stdout.write(`\nThe demo vault is in ${home}. Explore it with:\n  export AVFS_HOME=${home}\n  alias avfs="node ${join(root, 'dist/avfs.js')}"\n  avfs --help\n`);

@@ -29,6 +29,13 @@ describe('checkpoint, fork and audit commands', () => {
     const human = await cli(['checkpoint', 'diff', 'green']);
     assert.match(human.stdout, /^A {2}\/scratch\.txt/m);
     assert.match(human.stdout, /^D {2}\/notes\.md/m);
+    await json(['write', '-p', '/gen/deep/a.txt', 'a']);
+    await json(['write', '/gen/b.txt', 'b']);
+    const foldedOut = (await cli(['checkpoint', 'diff', 'green'])).stdout;
+    assert.match(foldedOut, /^A {2}\/gen\/ {2}\(\+3 entries\)$/m, 'a new directory is one line in human output');
+    assert.doesNotMatch(foldedOut, /deep\/a\.txt/);
+    assert.equal(((await json(['checkpoint', 'diff', 'green'])).json.added as unknown[]).length, 5, '--json still lists every entry');
+    await json(['rm', '-r', '/gen']);
 
     const restored = await json(['checkpoint', 'restore', 'green']);
     assert.equal(restored.code, 0);

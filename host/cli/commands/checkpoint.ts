@@ -25,15 +25,24 @@ function treeRef(v: Vault, name: string | undefined): TreeRef {
   return { kind: 'checkpoint', id: row.id, name: row.name };
 }
 
+/** Added or deleted entries with those inside an added or deleted directory folded into it. */
+function folded(entries: ChangeSummary['added']): Array<{ path: string; type: string; size: number; inside: number }> {
+  const dirs = entries.filter((e) => e.type === 'directory').map((e) => e.path);
+  const top = entries.filter((e) => !dirs.some((d) => e.path.startsWith(d + '/')));
+  return top.map((e) => ({ ...e, inside: e.type === 'directory' ? entries.filter((x) => x.path.startsWith(e.path + '/')).length : 0 }));
+}
+
 export function renderSummary(s: ChangeSummary): string {
   const lines: string[] = [];
-  for (const e of s.added) lines.push(`A  ${e.path}${e.type === 'directory' ? '/' : ''}  (${e.size} B)`);
+  for (const e of folded(s.added)) {
+    lines.push(e.type === 'directory' ? `A  ${e.path}/${e.inside ? `  (+${e.inside} entries)` : ''}` : `A  ${e.path}  (${e.size} B)`);
+  }
   for (const e of s.modified) {
     const what = [e.content_changed ? `${e.size_before} → ${e.size_after} B` : '', e.mode_after ? `mode ${e.mode_before} → ${e.mode_after}` : ''].filter(Boolean).join(', ');
     lines.push(`M  ${e.path}  (${what})`);
   }
   for (const e of s.renamed) lines.push(`R  ${e.from} → ${e.to}${e.content_changed ? ' (modified)' : ''}`);
-  for (const e of s.deleted) lines.push(`D  ${e.path}${e.type === 'directory' ? '/' : ''}`);
+  for (const e of folded(s.deleted)) lines.push(e.type === 'directory' ? `D  ${e.path}/${e.inside ? `  (-${e.inside} entries)` : ''}` : `D  ${e.path}`);
   const t = s.totals;
   lines.push(`${s.from} → ${s.to}: ${t.added} added, ${t.modified} modified, ${t.renamed} renamed, ${t.deleted} deleted`);
   if (s.patch) lines.push('', s.patch);
