@@ -123,6 +123,9 @@ export class OpenFiles {
    * (a quota is set) the bytes are persisted at once, so the writer itself gets EDQUOT.
    */
   write(of: OpenFile, offset: number, data: Buffer, through: boolean): void {
+    // Writes reach the store in call order: runs buffered earlier by other handles on this inode
+    // are persisted before this one is buffered, so an older run never lands over newer data.
+    this.persistOthers(of);
     if (of.state === HandleState.Dirty && offset !== of.runOffset + of.runLength) this.persist(of);
     if (of.runLength > 0 && of.runLength + data.length > HANDLE_BUFFER_MAX) this.persist(of);
     if (this.buffered + data.length > TOTAL_BUFFER_MAX) this.persistAll();
@@ -163,6 +166,13 @@ export class OpenFiles {
     const set = this.byIno.get(ino);
     if (!set) return;
     for (const of of set) this.persist(of);
+  }
+
+  /** Persists the runs of the other handles on `of`'s inode (not `of`'s own). */
+  private persistOthers(of: OpenFile): void {
+    const set = this.byIno.get(of.ino);
+    if (!set || set.size < 2) return;
+    for (const other of set) if (other !== of) this.persist(other);
   }
 
   persistAll(): void {

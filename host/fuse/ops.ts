@@ -8,7 +8,7 @@
  * the inode as an orphan" and that final unlink into "free the orphan", so the hidden name never
  * reaches the vault (a directory holding an open deleted file can still be removed).
  */
-import { constants } from 'node:fs';
+import { closeSync, constants, fsyncSync, openSync } from 'node:fs';
 import type { FuseOps, FuseStat, FuseStatfs } from 'fuse-native';
 import { AvfsError } from '../protocol/errors';
 import { type Attr, kindOf, nowNs, S_IFDIR } from '../store/inodes';
@@ -107,6 +107,25 @@ export function createVaultOps(io: FileIo, log: OpsLog): VaultOps {
     const a = tryAttrOf(path);
     if (!a) throw new AvfsError('NotFound', `no such file or directory: ${path}`, { path });
     return a;
+  };
+
+  /**
+   * Makes committed groups durable: with WAL and synchronous=NORMAL a COMMIT is not synced, so
+   * fsync syncs the vault's WAL file itself (no WAL file: nothing is pending there).
+   */
+  const syncWal = (): void => {
+    let fd: number;
+    try {
+      fd = openSync(`${vfs.vault.file}-wal`, 'r');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw e;
+    }
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
   };
 
   const journalHandle = (path: string, ino: number, unjournaled: boolean, orphan: boolean): void => {
@@ -254,10 +273,11 @@ export function createVaultOps(io: FileIo, log: OpsLog): VaultOps {
     },
 
     fsync(path, _datasync, fd, cb) {
-      // fsync returns once the group holding this file's writes is committed.
+      // fsync returns once the group holding this file's writes is committed and the WAL is synced.
       try {
         io.batch(() => files.persist(files.get(fd)));
         io.commit();
+        syncWal();
       } catch (e) {
         return cb(fail('fsync', path, e));
       }

@@ -10,6 +10,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync
 import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
+import { AvfsError } from '../protocol/errors';
 import type { AvfsHome } from '../store/home';
 
 export const MountRecord = z.object({
@@ -189,5 +190,21 @@ export class MountRegistry {
       }
     }
     return cleaned;
+  }
+}
+
+/**
+ * Refuses an operation that would pull a vault out from under a live mount of it (deleting it,
+ * restoring a checkpoint under open files): the user unmounts first.
+ */
+export function assertNotMounted(home: AvfsHome, vault: string, what: string): void {
+  const reg = new MountRegistry(home);
+  const live = reg.records().filter((r) => r.vault === vault && reg.isLive(r));
+  if (live.length > 0) {
+    const where = live.map((r) => r.mountpoint);
+    throw new AvfsError('VaultInUse', `cannot ${what}: vault ${vault} is mounted at ${where.join(', ')} (run avfs unmount first)`, {
+      vault,
+      mountpoints: where,
+    });
   }
 }

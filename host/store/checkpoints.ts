@@ -81,10 +81,16 @@ export class Checkpoints {
           'INSERT INTO checkpoints (id, name, created_ms, description, auto, file_count, total_bytes, journal_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
         )
         .run(id, name, now, opts.description ?? null, opts.auto ? 1 : 0, counters.live_inodes, counters.live_bytes, seq);
-      this.db.prepare(`INSERT INTO cp_inodes (cp, ${INODE_COLS}) SELECT ?, ${INODE_COLS} FROM inodes`).run(id);
+      // Files unlinked but still open on a mount (nlink 0) are not part of the tree: leave them out,
+      // or a restore would bring back inodes that nothing will ever free.
+      this.db.prepare(`INSERT INTO cp_inodes (cp, ${INODE_COLS}) SELECT ?, ${INODE_COLS} FROM inodes WHERE nlink > 0`).run(id);
       this.db.prepare('INSERT INTO cp_dentries (cp, parent, name, ino) SELECT ?, parent, name, ino FROM dentries').run(id);
       this.db.prepare('INSERT INTO cp_symlinks (cp, ino, target) SELECT ?, ino, target FROM symlinks').run(id);
-      this.db.prepare('INSERT INTO cp_extents (cp, ino, idx, hash) SELECT ?, ino, idx, hash FROM extents').run(id);
+      this.db.prepare('INSERT INTO cp_extents (cp, ino, idx, hash) SELECT ?, e.ino, e.idx, e.hash FROM extents e JOIN inodes i ON i.ino = e.ino WHERE i.nlink > 0').run(id);
+      const counted = this.db
+        .prepare("SELECT COUNT(*) - 1 AS n, COALESCE(SUM(CASE WHEN (mode & 61440) = 32768 THEN size END), 0) AS bytes FROM cp_inodes WHERE cp = ?")
+        .get(id) as { n: number; bytes: number };
+      this.db.prepare('UPDATE checkpoints SET file_count = ?, total_bytes = ? WHERE id = ?').run(counted.n, counted.bytes, id);
       this.journal.append('checkpoint_save', null, { details: { checkpoint: name, auto: !!opts.auto, description: opts.description ?? null } });
       return this.get(name);
     });

@@ -5,6 +5,8 @@
  * that any descendant still references (gc asks them), and cannot be deleted while forks depend on
  * it unless it is flattened into them first.
  */
+import Database from 'better-sqlite3';
+import { existsSync } from 'node:fs';
 import { AvfsError } from '../protocol/errors';
 import type { ChunkFallback } from './chunks';
 import { type Db, openDb, readTxn, writeTxn } from './db';
@@ -55,25 +57,45 @@ export class AncestorChunks implements ChunkFallback {
   }
 }
 
-/** The parent named in a vault file, read without opening the vault for writing. */
+/**
+ * The parent named in a vault file, read directly (an older file that still needs a migration
+ * reads fine). A file that cannot be read is an error, never "no parent": gc and delete must not
+ * act on a guess about who depends on a vault.
+ */
 export function parentOf(home: AvfsHome, name: string): string | null {
-  let db: Db | undefined;
+  const file = home.vaultFile(name);
+  if (!existsSync(file)) return null;
+  let db: Database.Database | undefined;
   try {
-    db = openDb(home.vaultFile(name), { readonly: true });
+    db = new Database(file, { readonly: true, fileMustExist: true });
+    db.pragma('busy_timeout = 10000');
     return (db.prepare("SELECT value FROM meta WHERE key = 'parent'").get() as { value: string } | undefined)?.value ?? null;
-  } catch {
-    return null;
+  } catch (e) {
+    throw new AvfsError('StorageError', `cannot read vault ${name} to learn whether it is a fork: ${(e as Error).message}`, { vault: name });
   } finally {
     db?.close();
   }
 }
 
-export function childrenOf(home: AvfsHome, name: string): string[] {
-  return home.names().filter((n) => n !== name && parentOf(home, n) === name);
+/** Every vault's parent; with `strict: false`, unreadable vaults are left out instead of failing. */
+function parentMap(home: AvfsHome, strict: boolean): Map<string, string | null> {
+  const out = new Map<string, string | null>();
+  for (const n of home.names()) {
+    try {
+      out.set(n, parentOf(home, n));
+    } catch (e) {
+      if (strict) throw e;
+    }
+  }
+  return out;
+}
+
+export function childrenOf(home: AvfsHome, name: string, opts: { strict?: boolean } = {}): string[] {
+  return [...parentMap(home, opts.strict ?? true)].filter(([n, p]) => n !== name && p === name).map(([n]) => n);
 }
 
 export function descendantsOf(home: AvfsHome, name: string): string[] {
-  const parents = new Map(home.names().map((n) => [n, parentOf(home, n)] as const));
+  const parents = parentMap(home, true);
   const out: string[] = [];
   const walk = (p: string) => {
     for (const [n, par] of parents) {

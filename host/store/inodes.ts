@@ -448,6 +448,7 @@ export class InodeStore {
 
   /** Makes `dst`'s content the same as `src`'s by sharing chunks (no bytes are copied). */
   copyContent(src: number, dst: number, pathForErrors: string): void {
+    if (src === dst) return;
     writeTxn(this.db, () => {
       const a = this.mustGetattr(src);
       const d = this.mustGetattr(dst);

@@ -57,6 +57,8 @@ export class FileIo {
 
   private batchTimer: NodeJS.Timeout | undefined;
   private batchOps = 0;
+  /** How many batch() calls are running (nested ones share the outer savepoint's group). */
+  private batchDepth = 0;
   /** How long a group of mutations may stay uncommitted, and how many it may hold. */
   batchWindowMs = 4;
   batchMaxOps = 512;
@@ -75,6 +77,7 @@ export class FileIo {
       this.batchTimer = setTimeout(() => this.commitOrRollBack(), this.batchWindowMs);
     }
     this.q.savepoint.run();
+    this.batchDepth++;
     try {
       const out = fn();
       this.q.release.run();
@@ -85,7 +88,10 @@ export class FileIo {
       this.invalidate();
       throw e;
     } finally {
-      if (++this.batchOps >= this.batchMaxOps) this.commit();
+      this.batchDepth--;
+      // Only the outermost batch commits, after its savepoint is released: an inner one committing
+      // would end the outer operation's transaction (its RELEASE then fails: "no such savepoint").
+      if (++this.batchOps >= this.batchMaxOps && this.batchDepth === 0) this.commit();
     }
   }
 

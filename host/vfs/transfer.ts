@@ -20,12 +20,25 @@ export interface TransferStats {
 
 const emptyStats = (): TransferStats => ({ files: 0, dirs: 0, symlinks: 0, hardlinks: 0, bytes: 0 });
 
-/** True if a relative symlink target stays within the tree when the link sits at `relDir` (relative to the tree root). */
-function staysInside(relDir: string, target: string): boolean {
+/**
+ * True if a symlink at `relDir` (relative to the tree root) whose text is `target` resolves inside
+ * the tree. Absolute targets never do. `..` is taken the way the OS takes it: stepping back out of
+ * a component that is itself a symlink in the tree goes wherever that link points, so it is refused.
+ */
+function staysInside(relDir: string, target: string, isSymlink: (rel: string) => boolean): boolean {
   if (target.startsWith('/')) return false;
-  // Relative normalisation keeps a leading '..' (an absolute one would clamp it at '/').
-  const resolved = path.posix.normalize(path.posix.join(relDir || '.', target));
-  return resolved !== '..' && !resolved.startsWith('../');
+  const at = relDir ? relDir.split('/') : [];
+  for (const c of target.split('/')) {
+    if (c === '' || c === '.') continue;
+    if (c === '..') {
+      if (at.length === 0) return false;
+      if (isSymlink(at.join('/'))) return false;
+      at.pop();
+    } else {
+      at.push(c);
+    }
+  }
+  return true;
 }
 
 interface HostNode {
@@ -46,7 +59,14 @@ function scanHost(root: string): HostNode[] {
       const st = fs.lstatSync(path.join(root, childRel));
       if (st.isSymbolicLink()) {
         const target = fs.readlinkSync(path.join(root, childRel));
-        if (!staysInside(rel, target)) {
+        const hostIsSymlink = (r: string) => {
+          try {
+            return fs.lstatSync(path.join(root, r)).isSymbolicLink();
+          } catch {
+            return false;
+          }
+        };
+        if (!staysInside(rel, target, hostIsSymlink)) {
           throw new AvfsError('UnsafeSymlink', `refusing symlink ${childRel} -> ${target}: it points outside ${root}`, {
             path: childRel,
             target,
@@ -148,14 +168,7 @@ function scanVault(vfs: Vfs, dirIno: number, rel: string, out: VaultNode[]): voi
     const childRel = rel ? `${rel}/${name}` : name;
     const kind = kindOf(a.mode);
     if (kind === 'symlink') {
-      const target = vfs.inodes.readlink(ino) ?? '';
-      if (!staysInside(rel, target)) {
-        throw new AvfsError('UnsafeSymlink', `refusing symlink /${childRel} -> ${target}: it points outside the exported tree`, {
-          path: '/' + childRel,
-          target,
-        });
-      }
-      out.push({ rel: childRel, ino, mode: a.mode, mtime: a.mtime, nlink: a.nlink, target });
+      out.push({ rel: childRel, ino, mode: a.mode, mtime: a.mtime, nlink: a.nlink, target: vfs.inodes.readlink(ino) ?? '' });
     } else {
       out.push({ rel: childRel, ino, mode: a.mode, mtime: a.mtime, nlink: a.nlink });
       if (kind === 'directory') scanVault(vfs, ino, childRel, out);
@@ -164,6 +177,14 @@ function scanVault(vfs: Vfs, dirIno: number, rel: string, out: VaultNode[]): voi
 }
 
 /** Seconds as a double, to the microsecond (what utimes can carry). */
+function lstatOrUndefined(p: string): fs.Stats | undefined {
+  try {
+    return fs.lstatSync(p);
+  } catch {
+    return undefined;
+  }
+}
+
 const toSeconds = (ns: bigint): number => Number(ns / 1000n) / 1e6;
 
 /** Copies the vault directory `vaultDir` to the host directory `hostDir`. Existing host files are only replaced with `force`. */
@@ -173,7 +194,8 @@ export function exportTree(vfs: Vfs, vaultDir: string, hostDir: string, opts: { 
   const nodes: VaultNode[] = [];
   if (kindOf(src.attr.mode) === 'file') {
     const dst = fs.existsSync(hostDir) && fs.statSync(hostDir).isDirectory() ? path.join(hostDir, path.posix.basename(src.path)) : hostDir;
-    if (fs.existsSync(dst) && !opts.force) throw new AvfsError('AlreadyExists', `host file exists: ${dst} (use --force)`, { path: dst });
+    if (lstatOrUndefined(dst) && !opts.force) throw new AvfsError('AlreadyExists', `host file exists: ${dst} (use --force)`, { path: dst });
+    fs.rmSync(dst, { force: true }); // a symlink there is replaced, never written through
     fs.writeFileSync(dst, vfs.inodes.readAll(src.ino), { mode: src.attr.mode & 0o7777 });
     fs.chmodSync(dst, src.attr.mode & 0o7777);
     fs.utimesSync(dst, toSeconds(src.attr.atime), toSeconds(src.attr.mtime));
@@ -181,12 +203,29 @@ export function exportTree(vfs: Vfs, vaultDir: string, hostDir: string, opts: { 
   }
   if (kindOf(src.attr.mode) !== 'directory') throw err.invalidInput(`cannot export ${src.path}: not a file or directory`);
   scanVault(vfs, src.ino, '', nodes);
-  if (!opts.force) {
-    for (const n of nodes) {
-      const dst = path.join(hostDir, n.rel);
-      if (kindOf(n.mode) !== 'directory' && fs.existsSync(dst)) {
-        throw new AvfsError('AlreadyExists', `host file exists: ${dst} (use --force to replace)`, { path: dst });
+  const links = new Set(nodes.filter((n) => n.target !== undefined).map((n) => n.rel));
+  for (const n of nodes) {
+    if (n.target === undefined) continue;
+    const dir = n.rel.includes('/') ? n.rel.slice(0, n.rel.lastIndexOf('/')) : '';
+    if (!staysInside(dir, n.target, (r) => links.has(r))) {
+      throw new AvfsError('UnsafeSymlink', `refusing symlink /${n.rel} -> ${n.target}: it points outside the exported tree`, {
+        path: '/' + n.rel,
+        target: n.target,
+      });
+    }
+  }
+  // Nothing is written through a symlink already on the host: a directory that is a link there is
+  // refused, and a file that is a link is replaced (with --force), never written through.
+  for (const n of nodes) {
+    const dst = path.join(hostDir, n.rel);
+    const existing = lstatOrUndefined(dst);
+    if (!existing) continue;
+    if (kindOf(n.mode) === 'directory') {
+      if (existing.isSymbolicLink() || !existing.isDirectory()) {
+        throw new AvfsError('UnsafeSymlink', `refusing to export into ${dst}: it exists on the host and is not a plain directory`, { path: dst });
       }
+    } else if (!opts.force) {
+      throw new AvfsError('AlreadyExists', `host file exists: ${dst} (use --force to replace)`, { path: dst });
     }
   }
   fs.mkdirSync(hostDir, { recursive: true });

@@ -18,12 +18,16 @@ export interface Resolved {
   attr: Attr;
   /** The normalised path that was resolved (symlinks in it are not expanded). */
   path: string;
+  /** The same entry's path with every symlink on the way expanded. */
+  physical: string;
 }
 
 export interface ParentRef {
   parent: number;
   name: string;
   path: string;
+  /** The parent directory's path with symlinks expanded. */
+  physicalDir: string;
 }
 
 export interface WriteOptions {
@@ -99,7 +103,7 @@ export class Vfs {
       done.push(name);
       attr = child;
     }
-    return { ino: attr.ino, attr, path: normalized };
+    return { ino: attr.ino, attr, path: normalized, physical: '/' + done.join('/') };
   }
 
   /** Resolves the directory that holds `path`'s last component; the last component itself may not exist. */
@@ -110,7 +114,7 @@ export class Vfs {
     const dirPath = '/' + parts.join('/');
     const dir = this.resolve(dirPath, true);
     if (kindOf(dir.attr.mode) !== 'directory') throw err.notDir(dirPath);
-    return { parent: dir.ino, name, path: joinPath(dirPath, name) };
+    return { parent: dir.ino, name, path: joinPath(dirPath, name), physicalDir: dir.physical };
   }
 
   tryResolve(path: string, follow = true): Resolved | undefined {
@@ -225,7 +229,8 @@ export class Vfs {
       if (dangling !== undefined) {
         const target = this.inodes.readlink(dangling);
         if (target === undefined) throw err.exists(p.path);
-        const abs = target.startsWith('/') ? target : joinPath(p.path.slice(0, p.path.lastIndexOf('/')) || '/', target);
+        // Relative to the directory the link really sits in, not to the path as typed.
+        const abs = target.startsWith('/') ? target : joinPath(p.physicalDir, target);
         return this.writeFile(abs, data, opts);
       }
       const created = this.inodes.create(p.parent, p.name, {
@@ -339,7 +344,8 @@ export class Vfs {
       const sp = this.parentOf(s.path);
       const dp = this.parentOf(dst);
       const sIsDir = kindOf(s.attr.mode) === 'directory';
-      if (sIsDir && (dp.path === s.path || dp.path.startsWith(s.path + '/'))) {
+      // Compared with symlinks expanded: `mv /d /link-to-d/sub` must not make /d its own child.
+      if (sIsDir && (dp.physicalDir === s.physical || dp.physicalDir.startsWith(s.physical + '/'))) {
         throw err.invalidInput(`cannot move ${s.path} into itself (${dp.path})`, { path: s.path, target: dp.path });
       }
       const existing = this.inodes.lookup(dp.parent, dp.name);
@@ -367,8 +373,9 @@ export class Vfs {
         target = joinPath(existing.path, splitPath(s.path).pop() ?? '');
       }
       if (isDir) {
-        const t = '/' + splitPath(target).join('/');
-        if (t === s.path || t.startsWith(s.path + '/')) throw err.invalidInput(`cannot copy ${s.path} into itself`, { path: s.path });
+        const into = this.parentOf(target);
+        const t = joinPath(into.physicalDir, into.name);
+        if (t === s.physical || t.startsWith(s.physical + '/')) throw err.invalidInput(`cannot copy ${s.path} into itself`, { path: s.path });
       }
       const copied = this.copyNode(s.ino, s.attr, target);
       this.vault.journal.append('copy', s.path, { path2: target, details: { entries: copied } });
@@ -396,10 +403,11 @@ export class Vfs {
     }
     let target = this.tryResolve(dst, true);
     if (target && kindOf(target.attr.mode) === 'directory') throw err.isDir(target.path);
+    if (target && target.ino === ino) throw err.invalidInput(`${target.path} and the source are the same file`, { path: target.path });
     if (!target) {
       const p = this.parentOf(dst);
       const created = this.inodes.create(p.parent, p.name, { mode: S_IFREG | (a.mode & 0o7777), pathForErrors: p.path });
-      target = { ino: created.ino, attr: created, path: p.path };
+      target = { ino: created.ino, attr: created, path: p.path, physical: joinPath(p.physicalDir, p.name) };
     }
     this.inodes.copyContent(ino, target.ino, target.path);
     return 1;

@@ -1,4 +1,5 @@
 /** `avfs checkpoint save|list|info|restore|delete|diff` (alias `snapshot`) and `avfs audit`. */
+import { assertNotMounted } from '../../fuse/registry';
 import { AvfsError } from '../../protocol/errors';
 import type { Command } from 'commander';
 import type { AuditEntry, ChangeSummary, CheckpointInfo } from '../../protocol/changes';
@@ -111,6 +112,7 @@ export function register(program: Command, ctx: CliContext): void {
       .description('put the tree back as it was at a checkpoint (the current tree is saved first, so this can be undone)')
       .action(
         action(ctx, (name: string, _opts: unknown, cmd: Command) => {
+          assertNotMounted(ctx.home, ctx.home.resolve(ctx.globals(cmd).vault), 'restore a checkpoint');
           ctx.withVault(cmd, (v) => {
             const { checkpoint, undo } = v.checkpoints.restore(name);
             const changes = diffTrees(v.db, v.inodes.chunks, { kind: 'checkpoint', id: undo.id, name: undo.name }, { kind: 'live' });

@@ -1,5 +1,6 @@
 /** `avfs vault create|list|info|use|delete`. */
 import type { Command } from 'commander';
+import { assertNotMounted } from '../../fuse/registry';
 import { AvfsError } from '../../protocol/errors';
 import type { Quotas, VaultInfo, VaultSummary } from '../../protocol/vault';
 import type { AvfsHome } from '../../store/home';
@@ -53,7 +54,7 @@ export function vaultInfo(home: AvfsHome, name: string): VaultInfo {
       chunk_size: Number(v.meta('chunk_size') ?? 0),
       chunks,
       quotas: v.inodes.quotas.get(),
-      forks: childrenOf(home, name),
+      forks: childrenOf(home, name, { strict: false }),
       checkpoints: v.checkpoints.list().map((c) => c.name),
     };
   } finally {
@@ -186,6 +187,7 @@ export function register(program: Command, ctx: CliContext): void {
       .action(
         action(ctx, async (name: string, opts: { yes?: boolean; flatten?: boolean }, cmd: Command) => {
           ctx.home.resolve(name);
+          assertNotMounted(ctx.home, name, 'delete it');
           const forks = childrenOf(ctx.home, name);
           if (forks.length > 0 && !opts.flatten) {
             throw new AvfsError('VaultInUse', `vault ${name} has forks that read from it: ${forks.join(', ')} (use --flatten to make them independent first)`, {
