@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { AvfsError } from '../host/protocol/errors';
 import { AvfsHome } from '../host/store/home';
 import type { Vault } from '../host/store/vault';
 import { Vfs } from '../host/vfs/vfs';
@@ -69,4 +70,15 @@ export async function runJson(args: string[], opts: { home: string; input?: stri
     throw new Error(`stdout is not exactly one JSON document (exit ${r.code}):\n${r.stdout}\nstderr:\n${r.stderr}`);
   }
   return { code: r.code, json, stderr: r.stderr };
+}
+
+/** The kind of the AvfsError that `fn` throws, or 'no error' (anything else is rethrown). */
+export function errorKind(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof AvfsError) return e.kind;
+    throw e;
+  }
+  return 'no error';
 }

@@ -1,21 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, describe, test } from 'node:test';
-import { AvfsError } from '../../host/protocol/errors';
 import { AvfsHome } from '../../host/store/home';
 import { CHUNK_SIZE } from '../../host/store/schema';
 import { Vfs } from '../../host/vfs/vfs';
-import { tempVault } from '../helpers';
+import { tempVault, errorKind as kindOf } from '../helpers';
 
-function kindOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof AvfsError) return e.kind;
-    throw e;
-  }
-  return 'no error';
-}
 
 /** The live counters must always equal what a full scan finds. */
 function assertCountersConsistent(vfs: Vfs): void {

@@ -3,23 +3,13 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { AvfsError } from '../../host/protocol/errors';
 import { descendantsOf, forkVault, referencedHashes } from '../../host/store/forks';
 import { collectGarbage } from '../../host/store/gc';
 import { AvfsHome } from '../../host/store/home';
 import { exportTree, importTree } from '../../host/vfs/transfer';
 import { Vfs } from '../../host/vfs/vfs';
-import { tempDir, tempVault } from '../helpers';
+import { tempDir, tempVault, errorKind as kindOf } from '../helpers';
 
-const kindOf = (fn: () => unknown): string => {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof AvfsError) return e.kind;
-    throw e;
-  }
-  return 'no error';
-};
 
 describe('path API', () => {
   const t = tempVault();
