@@ -7,7 +7,7 @@
 import { AvfsError } from '../protocol/errors';
 import { CHECKPOINT_NAME_RE } from '../protocol/changes';
 import type { Db } from './db';
-import { readTxn, writeTxn } from './db';
+import { writeTxn } from './db';
 import type { Journal } from './journal';
 
 export interface CheckpointRow {
@@ -128,10 +128,5 @@ export class Checkpoints {
       this.journal.append('checkpoint_delete', null, { details: { checkpoint: name } });
       return cp;
     });
-  }
-
-  /** Reads a checkpoint's consistent view with `fn` (for diffs and read-only browsing). */
-  read<T>(fn: () => T): T {
-    return readTxn(this.db, fn);
   }
 }

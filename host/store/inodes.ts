@@ -258,13 +258,6 @@ export class InodeStore {
     return this.read(ino, 0, size, size);
   }
 
-  /** The chunk hashes of a file, in order (holes as null): what a manifest diff compares. */
-  extentHashes(ino: number): Map<number, Buffer> {
-    const m = new Map<number, Buffer>();
-    for (const { idx, hash } of this.s.extentsRange.all(ino, 0, Number.MAX_SAFE_INTEGER)) m.set(idx, hash);
-    return m;
-  }
-
   // ---- creating and linking ----
 
   /** Creates an inode and links it as `parent/name`. The caller has checked that the name is free. */

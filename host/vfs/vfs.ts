@@ -6,7 +6,7 @@
 import { AvfsError, err } from '../protocol/errors';
 import type { DirEntry, FileType, Stat } from '../protocol/vault';
 import { readTxn, writeTxn } from '../store/db';
-import { type Attr, kindOf, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, type SetAttr } from '../store/inodes';
+import { type Attr, kindOf, S_IFDIR, S_IFLNK, S_IFREG, type SetAttr } from '../store/inodes';
 import { ROOT_INO } from '../store/schema';
 import type { Vault } from '../store/vault';
 import { joinPath, splitPath } from './paths';
@@ -454,4 +454,3 @@ export class Vfs {
   }
 }
 
-export { S_IFMT };

@@ -4,6 +4,7 @@ import { assertNotMounted } from '../../fuse/registry';
 import { AvfsError } from '../../protocol/errors';
 import type { Quotas, VaultInfo, VaultSummary } from '../../protocol/vault';
 import type { AvfsHome } from '../../store/home';
+import type { Vault } from '../../store/vault';
 import { childrenOf, flattenInto, forkVault } from '../../store/forks';
 import { MIGRATIONS } from '../../store/schema';
 import { action, type CliContext, example, humanBytes, parseCount, table } from '../context';
@@ -23,31 +24,34 @@ function readQuotaOptions(o: Record<string, string | undefined>): Partial<Quotas
   return q;
 }
 
+function summaryOf(home: AvfsHome, v: Vault): VaultSummary {
+  const c = v.inodes.counters();
+  return {
+    name: v.name,
+    current: home.current() === v.name,
+    size: c.liveBytes,
+    size_on_disk: home.sizeOnDisk(v.name),
+    files: c.liveInodes,
+    backend: 'sqlite',
+    parent: v.meta('parent') ?? null,
+  };
+}
+
 export function vaultSummary(home: AvfsHome, name: string): VaultSummary {
   const v = home.open(name);
   try {
-    const c = v.inodes.counters();
-    return {
-      name,
-      current: home.current() === name,
-      size: c.liveBytes,
-      size_on_disk: home.sizeOnDisk(name),
-      files: c.liveInodes,
-      backend: 'sqlite',
-      parent: v.meta('parent') ?? null,
-    };
+    return summaryOf(home, v);
   } finally {
     v.close();
   }
 }
 
 export function vaultInfo(home: AvfsHome, name: string): VaultInfo {
-  const summary = vaultSummary(home, name);
   const v = home.open(name);
   try {
     const chunks = (v.db.prepare('SELECT COUNT(*) AS n FROM chunks').get() as { n: number }).n;
     return {
-      ...summary,
+      ...summaryOf(home, v),
       path: v.file,
       created_at: v.meta('created_at') ?? null,
       schema_version: MIGRATIONS.length,
@@ -61,7 +65,6 @@ export function vaultInfo(home: AvfsHome, name: string): VaultInfo {
     v.close();
   }
 }
-
 
 export function register(program: Command, ctx: CliContext): void {
   const vault = program.command('vault').description('create, list, inspect, select and delete vaults');
