@@ -49,6 +49,7 @@ declare module 'fuse-native' {
     write?(path: string, fd: number, buf: Buffer, len: number, pos: number, cb: (n: number) => void): void;
     flush?(path: string, fd: number, cb: Cb): void;
     fsync?(path: string, datasync: number, fd: number, cb: Cb): void;
+    fsyncdir?(path: string, datasync: number, fd: number, cb: Cb): void;
     release?(path: string, fd: number, cb: Cb): void;
     truncate?(path: string, size: number, cb: Cb): void;
     ftruncate?(path: string, fd: number, size: number, cb: Cb): void;

@@ -284,6 +284,21 @@ export function createVaultOps(io: FileIo, log: OpsLog): VaultOps {
       cb(0);
     },
 
+    fsyncdir(path, _datasync, _fd, cb) {
+      // The mount's write barrier: fsync of a directory returns once every write the kernel has
+      // handed to this server (buffered in any open handle, or in the open group transaction) is
+      // committed to the vault and the WAL is synced. proxy exec calls it on the mount root after
+      // the command exits, before it reads the change summary from the vault.
+      try {
+        files.persistAll();
+        io.commit();
+        syncWal();
+      } catch (e) {
+        return cb(fail('fsyncdir', path, e));
+      }
+      cb(0);
+    },
+
     release(path, fd, cb) {
       run('release', path, cb, () => {
         const of = files.get(fd);
