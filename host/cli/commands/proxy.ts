@@ -1,0 +1,146 @@
+/** `avfs proxy exec`: run one command in a vault mount through the policy, and report it. See docs/exec.md. */
+import { type Command, Option } from 'commander';
+import { AvfsError } from '../../protocol/errors';
+import { EXEC_EXIT, type ExecRequestInput, type ExecutionEnvelope } from '../../protocol/exec';
+import { createPolicyEngine } from '../../policy/engine';
+import { noApprover, terminalApprover } from '../../proxy/approvals';
+import { runExec } from '../../proxy/pipeline';
+import { renderSummary } from './checkpoint';
+import { action, type CliContext, example, parseCount } from '../context';
+
+interface ExecOptions {
+  shell?: string;
+  cwd: string;
+  readonly?: boolean;
+  keepMount?: boolean;
+  mountpoint?: string;
+  timeout: string;
+  grace: string;
+  checkpoint: 'auto' | 'always' | 'never';
+  env: string[];
+  cleanEnv?: boolean;
+  stdin?: boolean;
+  maxOutput?: string;
+  prompt: boolean;
+}
+
+/** The exit code of a run: the command's own when it ran to the end, else the documented one. */
+export function execExitCode(env: ExecutionEnvelope): number {
+  const s = env.result.state;
+  if (s === 'completed') return env.result.exit_code ?? EXEC_EXIT.failed;
+  if (s === 'timed_out' || s === 'denied' || s === 'failed' || s === 'cancelled') return EXEC_EXIT[s];
+  return EXEC_EXIT.failed;
+}
+
+function parseEnv(pairs: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const p of pairs) {
+    const eq = p.indexOf('=');
+    if (eq <= 0) throw new AvfsError('InvalidInput', `--env takes NAME=VALUE, got ${JSON.stringify(p)}`, { field: 'env', value: p });
+    out[p.slice(0, eq)] = p.slice(eq + 1);
+  }
+  return out;
+}
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+  const parts: Buffer[] = [];
+  for await (const c of stream) parts.push(c as Buffer);
+  return Buffer.concat(parts).toString('utf8');
+}
+
+/** One line for a person, after the command's own output. */
+function humanReport(env: ExecutionEnvelope): string {
+  const r = env.result;
+  const lines: string[] = [];
+  const what =
+    r.state === 'completed'
+      ? `exit ${r.exit_code}${r.signal ? ` (${r.signal})` : ''} in ${r.duration_ms} ms`
+      : r.state === 'timed_out'
+        ? `timed out after ${r.duration_ms} ms (stopped with ${r.signal ?? 'a signal'})`
+        : r.state;
+  lines.push(`avfs: ${what}${r.checkpoint ? `; checkpoint ${r.checkpoint} (undo: avfs checkpoint restore ${r.checkpoint} --vault ${r.vault})` : ''}`);
+  if (r.error) lines.push(`avfs: ${r.error.error}: ${r.error.message}`);
+  if (r.changes && r.changes.totals.added + r.changes.totals.modified + r.changes.totals.deleted + r.changes.totals.renamed > 0) {
+    lines.push(renderSummary(r.changes).replace(/^/gm, '  '));
+  }
+  if (r.leftover_processes > 0) lines.push(`avfs: stopped ${r.leftover_processes} process(es) the command left running`);
+  if (r.stdout_truncated || r.stderr_truncated) lines.push('avfs: output was longer than --max-output; the envelope (--json) keeps its head and tail');
+  return lines.join('\n') + '\n';
+}
+
+export function register(program: Command, ctx: CliContext): void {
+  const proxy = program.command('proxy').description('the policy-gated execution surface for agents');
+  example(
+    proxy
+      .command('exec [argv...]')
+      .description('run a command in a vault mount: policy → (approval) → (checkpoint) → mount → run → change summary')
+      .option('--shell <string>', 'a shell command line, run by bash -c (instead of -- ARGV...)')
+      .option('--cwd <path>', 'working directory inside the vault (created if missing)', '/')
+      .option('-r, --readonly', 'mount read-only: writes fail with EROFS')
+      .option('--keep-mount', 'leave the mount up for the next call (and reuse one that is up)')
+      .option('--mountpoint <dir>', 'mount here (an empty directory) instead of under the avfs home')
+      .option('--timeout <ms>', 'stop the command after MS milliseconds (0: never)', '300000')
+      .option('--grace <ms>', 'after SIGTERM, wait MS before SIGKILL', '2000')
+      .addOption(new Option('--checkpoint <mode>', 'checkpoint before running: auto (when the policy says so), always, never').choices(['auto', 'always', 'never']).default('auto'))
+      .option('-e, --env <NAME=VALUE>', 'set a variable for the command (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
+      .option('--clean-env', 'pass only a minimal environment (PATH, HOME, USER, LANG, TERM, …) instead of this one')
+      .option('--stdin', 'feed this process\'s standard input to the command (default: /dev/null)')
+      .option('--max-output <bytes>', 'bytes of stdout and of stderr kept in the envelope (head and tail)', String(1024 * 1024))
+      .option('--no-prompt', 'never ask on this terminal: a command that needs approval is denied')
+      .action(
+        action(ctx, async (argv: string[], opts: ExecOptions, cmd: Command) => {
+          const json = !!ctx.globals(cmd).json;
+          if ((opts.shell === undefined) === (argv.length === 0)) {
+            throw new AvfsError('InvalidInput', 'give exactly one of --shell "STRING" or -- ARGV...', { field: 'shell' });
+          }
+          const vault = ctx.globals(cmd).vault;
+          const request: ExecRequestInput = {
+            ...(vault !== undefined ? { vault } : {}),
+            command: opts.shell !== undefined ? { shell: opts.shell } : { argv },
+            cwd: opts.cwd,
+            readonly: !!opts.readonly,
+            keep_mount: !!opts.keepMount,
+            ...(opts.mountpoint !== undefined ? { mountpoint: opts.mountpoint } : {}),
+            timeout_ms: parseCount('--timeout', opts.timeout),
+            grace_ms: parseCount('--grace', opts.grace),
+            checkpoint: opts.checkpoint,
+            env: parseEnv(opts.env),
+            clean_env: !!opts.cleanEnv,
+            ...(opts.maxOutput !== undefined ? { max_output_bytes: parseCount('--max-output', opts.maxOutput) } : {}),
+            ...(opts.stdin ? { stdin: await readAll(process.stdin) } : {}),
+          };
+          const interactive = opts.prompt && !opts.stdin && !!process.stdin.isTTY && !!process.stderr.isTTY;
+          const approver = interactive
+            ? terminalApprover({ input: process.stdin, output: process.stderr })
+            : noApprover(opts.prompt ? 'no terminal to ask on' : '--no-prompt');
+          const cancel = new AbortController();
+          const onSignal = () => cancel.abort();
+          for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(s, onSignal);
+          let envelope: ExecutionEnvelope;
+          try {
+            envelope = await runExec(request, {
+              home: ctx.home,
+              engine: createPolicyEngine,
+              approver,
+              inProcessMounts: true,
+              surface: 'cli',
+              signal: cancel.signal,
+              // Without --json a person watches: the command's output streams through as it comes.
+              ...(json ? {} : { onOutput: (_id, stream, chunk) => (stream === 'stdout' ? ctx.stdout : ctx.stderr).write(chunk) }),
+            });
+          } finally {
+            for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.removeListener(s, onSignal);
+          }
+          // A mount served by this process leaves native handles that keep it alive.
+          ctx.exitWhenDone = true;
+          ctx.exitCode = execExitCode(envelope);
+          ctx.print(cmd, envelope, () => {
+            ctx.stderr.write(humanReport(envelope));
+            return undefined;
+          });
+        }),
+      ),
+    'avfs proxy exec --json -- npm test',
+    'avfs --vault task-1 proxy exec --keep-mount --shell "git add -A && git commit -m wip"',
+  );
+}
