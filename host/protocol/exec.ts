@@ -87,6 +87,8 @@ export const ApprovalRequest = z.object({
   rule: z.string(),
   requested_at: z.string(),
   surface: z.string().describe('who asks: cli (a terminal), rpc (through the host)'),
+  parts: z.array(DecisionPart).describe('each judged part of the command; "always allow" adds an exact rule for the parts that asked'),
+  timeout_ms: z.number().describe('unanswered for this long, the request is denied'),
 });
 export type ApprovalRequest = z.infer<typeof ApprovalRequest>;
 

@@ -21,22 +21,25 @@ export type ApprovalOutcome =
   | { kind: 'cancelled' };
 
 export interface Approver {
+  /** How long a request may wait for an answer before it counts as denied. */
+  readonly timeoutMs: number;
   /** Asks for a decision; must settle (answered, timed out, cancelled) and never throw for a missing person. */
   ask(req: ApprovalRequest, signal: AbortSignal): Promise<ApprovalOutcome>;
 }
 
-/** No one to ask (a non-interactive call with no host running). */
-export const noApprover = (why: string): Approver => ({ ask: async () => ({ kind: 'no_approver', why }) });
-
 export const DEFAULT_APPROVAL_TIMEOUT_MS = 300_000;
+
+/** No one to ask (a non-interactive call with no host running). */
+export const noApprover = (why: string): Approver => ({ timeoutMs: 0, ask: async () => ({ kind: 'no_approver', why }) });
 
 /** Asks on the terminal: approve once, or deny (anything else, end of input, or the time limit, is deny). */
 export function terminalApprover(opts: { input: NodeJS.ReadableStream; output: NodeJS.WritableStream; timeoutMs?: number }): Approver {
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS;
   return {
+    timeoutMs,
     async ask(req, signal) {
       const { createInterface } = await import('node:readline');
       const rl = createInterface({ input: opts.input, output: opts.output, terminal: true });
-      const timeoutMs = opts.timeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS;
       opts.output.write(
         `\navfs: this command needs your approval (${req.categories.join(', ') || 'policy'}):\n` +
           `  vault ${req.vault}, in ${req.cwd}\n  $ ${req.command}\n  why: ${req.reason}\n`,

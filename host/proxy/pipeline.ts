@@ -302,6 +302,8 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
       rule: d.rule,
       requested_at: new Date().toISOString(),
       surface: deps.surface,
+      parts: d.parts,
+      timeout_ms: deps.approver.timeoutMs,
     };
     const t0 = performance.now();
     const ac = new AbortController();
