@@ -54,6 +54,7 @@ const EnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment var
 
 /** What a caller asks for. The CLI builds it from flags; the host takes it as `exec/run` params. */
 export const ExecRequest = z.strictObject({
+  id: z.string().uuid().optional().describe('the caller may name the run, to follow its exec/* notifications'),
   vault: z.string().optional().describe('the vault (default: the current one)'),
   command: z.union([z.strictObject({ shell: z.string().min(1) }), z.strictObject({ argv: z.array(z.string()).min(1) })]),
   cwd: z.string().default('/').describe('absolute path inside the vault; created if missing'),

@@ -16,7 +16,7 @@ export const HOST_METHODS = {
     z.object({
       name: z.string().max(200).describe('shown to people: "VS Code (window 2)", "avfs approve (pid 4242)"'),
       kind: ClientKind,
-      approver: z.boolean().default(false).describe('send this client approval/request'),
+      approver: z.union([z.boolean(), z.literal('own')]).default(false).describe('send this client approval/request: for every run (true), or only for the runs it started itself ("own": a terminal)'),
       pid: z.number().int().optional(),
     }),
     z.object({ client_id: z.string(), host_pid: z.number(), version: z.string(), home: z.string() }),

@@ -4,7 +4,7 @@
  * terminals) through the same interface. No approver, or no answer in time, is a denial: nothing
  * runs.
  */
-import type { ApprovalAnswerKind, ApprovalRequest } from '../protocol/exec';
+import type { ApprovalAnswerKind, ApprovalRecord, ApprovalRequest } from '../protocol/exec';
 
 export interface ApprovalAnswer {
   answer: ApprovalAnswerKind;
@@ -61,5 +61,22 @@ export function terminalApprover(opts: { input: NodeJS.ReadableStream; output: N
         rl.close();
       }
     },
+  };
+}
+
+/** How an outcome is recorded in the envelope, the audit trail and the host's notices. */
+export function recordOf(id: string, o: ApprovalOutcome, waitedMs: number): ApprovalRecord {
+  const at = new Date().toISOString();
+  if (o.kind !== 'answered') return { id, outcome: o.kind, answer: null, by: null, at, scope: null, rule: null, waited_ms: waitedMs };
+  const approved = o.answer.answer !== 'deny';
+  return {
+    id,
+    outcome: approved ? 'approved' : 'denied',
+    answer: o.answer.answer,
+    by: o.answer.by,
+    at,
+    scope: o.answer.answer === 'always_allow' ? 'always' : approved ? 'once' : null,
+    rule: o.answer.rule ?? null,
+    waited_ms: waitedMs,
   };
 }

@@ -37,19 +37,28 @@ export interface MountPlan {
   auto: boolean;
 }
 
-/** Where an automatic mount of `vault` lives: one directory per vault and mode, under the avfs home. */
+let oneShot = 0;
+/** A one-shot mount's directory name: its run's own, never reused by another call (it goes away with the run). */
+const ONE_SHOT_RE = /\.exec-\d+-\d+$/;
+
+/**
+ * Where an automatic mount of `vault` lives, under the avfs home: one directory per vault and
+ * mode for a kept mount; one per run for a one-shot mount (several can run at once in a host).
+ */
 export function autoMountpoint(home: AvfsHome, vault: string, readonly: boolean, keep: boolean): string {
   const base = join(home.dir, 'mnt');
-  return keep ? join(base, readonly ? `${vault}.ro` : vault) : join(base, `${vault}${readonly ? '.ro' : ''}.exec-${process.pid}`);
+  const name = `${vault}${readonly ? '.ro' : ''}`;
+  return join(base, keep ? name : `${name}.exec-${process.pid}-${++oneShot}`);
 }
 
-/** A live mount of `vault` that a call can use: same mode, and at `mountpoint` if one is given. */
+/** A live mount of `vault` that a call can use: same mode, not another run's one-shot mount, at `mountpoint` if one is given. */
 export function findLiveMount(home: AvfsHome, vault: string, readonly: boolean, mountpoint?: string): MountRecord | undefined {
   const reg = new MountRegistry(home);
   const want = mountpoint === undefined ? undefined : resolve(mountpoint);
   return reg
     .records()
-    .filter((r) => r.vault === vault && r.readonly === readonly && r.state === 'mounted' && (want === undefined || r.mountpoint === want))
+    .filter((r) => r.vault === vault && r.readonly === readonly && r.state === 'mounted' && !ONE_SHOT_RE.test(r.mountpoint))
+    .filter((r) => want === undefined || r.mountpoint === want)
     .find((r) => reg.isLive(r));
 }
 

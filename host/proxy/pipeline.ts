@@ -36,7 +36,7 @@ import { diffTrees } from '../store/diff';
 import type { Vault } from '../store/vault';
 import { normalizePath } from '../vfs/paths';
 import { Vfs } from '../vfs/vfs';
-import type { Approver } from './approvals';
+import { type Approver, recordOf } from './approvals';
 import { type MountLease, leaseMount, planMount } from './mounts';
 import { childEnv } from './environment';
 import { pidAlive } from '../fuse/registry';
@@ -80,14 +80,18 @@ export interface ExecDeps {
 
 /** The state machine of one run, with the time spent in each state. */
 class ExecRun {
-  readonly id = randomUUID();
+  readonly id: string;
   state: ExecState = 'validating';
   readonly states: ExecState[] = ['validating'];
   readonly timings: Partial<Record<ExecState, number>> = {};
   private since = performance.now();
   readonly started = performance.now();
 
-  constructor(private readonly onState?: (id: string, state: ExecState) => void) {
+  constructor(
+    id: string | undefined,
+    private readonly onState?: (id: string, state: ExecState) => void,
+  ) {
+    this.id = id ?? randomUUID();
     onState?.(this.id, 'validating');
   }
 
@@ -137,7 +141,7 @@ function dropStaleBaselines(vault: Vault): void {
 }
 
 export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<ExecutionEnvelope> {
-  const run = new ExecRun(deps.onState);
+  const run = new ExecRun(typeof input.id === 'string' ? input.id : undefined, deps.onState);
   const parsed = ExecRequest.safeParse(input);
   const raw = (parsed.success ? parsed.data : input) as Partial<ExecRequest>;
   const command = parsed.success ? describeCommand(parsed.data.command) : { text: JSON.stringify(raw.command ?? null), mode: 'argv' as const, argv: [] };
@@ -311,19 +315,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
     deps.signal?.addEventListener('abort', onAbort, { once: true });
     try {
       const o = await deps.approver.ask(request, ac.signal);
-      const waited = Math.round(performance.now() - t0);
-      const at = new Date().toISOString();
-      const base = { id: run.id, at, waited_ms: waited };
-      if (o.kind !== 'answered') return { ...base, outcome: o.kind, answer: null, by: null, scope: null, rule: null };
-      const approved = o.answer.answer !== 'deny';
-      return {
-        ...base,
-        outcome: approved ? 'approved' : 'denied',
-        answer: o.answer.answer,
-        by: o.answer.by,
-        scope: o.answer.answer === 'always_allow' ? 'always' : approved ? 'once' : null,
-        rule: o.answer.rule ?? null,
-      };
+      return recordOf(run.id, o, Math.round(performance.now() - t0));
     } finally {
       deps.signal?.removeEventListener('abort', onAbort);
     }

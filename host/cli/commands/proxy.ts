@@ -1,7 +1,9 @@
 /** `avfs proxy exec`: run one command in a vault mount through the policy, and report it. See docs/exec.md. */
 import { type Command, Option } from 'commander';
 import { AvfsError } from '../../protocol/errors';
-import { EXEC_EXIT, type ExecRequestInput, type ExecutionEnvelope } from '../../protocol/exec';
+import { randomUUID } from 'node:crypto';
+import { type ApprovalRequest, EXEC_EXIT, type ExecRequestInput, type ExecutionEnvelope } from '../../protocol/exec';
+import { APPROVAL_REQUEST } from '../../protocol/host';
 import { createPolicyEngine } from '../../policy/engine';
 import { noApprover, terminalApprover } from '../../proxy/approvals';
 import { runExec } from '../../proxy/pipeline';
@@ -68,6 +70,51 @@ function humanReport(env: ExecutionEnvelope): string {
   return lines.join('\n') + '\n';
 }
 
+/**
+ * With a host running, the run goes through it: its approvers (VS Code windows, `avfs approve`)
+ * answer, its kept mounts are shared. A terminal that can prompt offers to answer its own run's
+ * request too; the first answer wins. Undefined: no host, run in-process.
+ */
+async function viaHost(
+  ctx: CliContext,
+  request: ExecRequestInput,
+  opts: { interactive: boolean; signal: AbortSignal; show?: (stream: 'stdout' | 'stderr', text: string) => void },
+): Promise<ExecutionEnvelope | undefined> {
+  const { connectHost } = await import('../../daemon/client');
+  const id = randomUUID();
+  const prompt = opts.interactive ? terminalApprover({ input: process.stdin, output: process.stderr }) : undefined;
+  const host = await connectHost(ctx.home, {
+    name: `avfs proxy exec (pid ${process.pid})`,
+    kind: 'cli',
+    approver: prompt ? 'own' : false,
+    setup: (conn) => {
+      conn.onNotification('exec/output', (n: { id: string; stream: 'stdout' | 'stderr'; text: string }) => {
+        if (n.id === id) opts.show?.(n.stream, n.text);
+      });
+      conn.onNotification('exec/state', (n: { id: string; state: string }) => {
+        if (n.id === id && n.state === 'awaiting_approval') {
+          ctx.stderr.write(`avfs: waiting for approval (${id}): answer in VS Code, or run \`avfs approve ${id}\` / \`avfs deny ${id}\`\n`);
+        }
+      });
+      if (prompt) {
+        conn.onRequest(APPROVAL_REQUEST, async (req: ApprovalRequest, token) => {
+          const ac = new AbortController();
+          token.onCancellationRequested(() => ac.abort());
+          const o = await prompt.ask(req, ac.signal);
+          if (o.kind !== 'answered') throw new Error(`no answer at the terminal (${o.kind})`);
+          return { answer: o.answer.answer, by: 'terminal' };
+        });
+      }
+    },
+  });
+  if (!host) return undefined;
+  try {
+    return await host.call('exec/run', { ...request, id }, opts.signal);
+  } finally {
+    host.close();
+  }
+}
+
 export function register(program: Command, ctx: CliContext): void {
   const proxy = program.command('proxy').description('the policy-gated execution surface for agents');
   example(
@@ -116,18 +163,21 @@ export function register(program: Command, ctx: CliContext): void {
           const cancel = new AbortController();
           const onSignal = () => cancel.abort();
           for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(s, onSignal);
+          // Without --json a person watches: the command's output streams through as it comes.
+          const show = json ? undefined : (stream: 'stdout' | 'stderr', data: Buffer | string) => (stream === 'stdout' ? ctx.stdout : ctx.stderr).write(data);
           let envelope: ExecutionEnvelope;
           try {
-            envelope = await runExec(request, {
-              home: ctx.home,
-              engine: createPolicyEngine,
-              approver,
-              inProcessMounts: true,
-              surface: 'cli',
-              signal: cancel.signal,
-              // Without --json a person watches: the command's output streams through as it comes.
-              ...(json ? {} : { onOutput: (_id, stream, chunk) => (stream === 'stdout' ? ctx.stdout : ctx.stderr).write(chunk) }),
-            });
+            envelope =
+              (await viaHost(ctx, request, { interactive, signal: cancel.signal, ...(show ? { show } : {}) })) ??
+              (await runExec(request, {
+                home: ctx.home,
+                engine: createPolicyEngine,
+                approver,
+                inProcessMounts: true,
+                surface: 'cli',
+                signal: cancel.signal,
+                ...(show ? { onOutput: (_id: string, stream: 'stdout' | 'stderr', chunk: Buffer) => show(stream, chunk) } : {}),
+              }));
           } finally {
             for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.removeListener(s, onSignal);
           }
