@@ -87,12 +87,14 @@ async function install(opts) {
     rmSync(join(staging.dir, 'version-check'), { recursive: true, force: true });
 
     writeFileSync(staging.stamp, `${JSON.stringify(want)}\n`);
-    rmSync(target.dir, { recursive: true, force: true });
-    try {
-      renameSync(staging.dir, target.dir);
-    } catch (e) {
-      // Another install finished first: keep its copy if it is complete.
-      if (!isComplete(target, want)) throw e;
+    // Another install may have finished meanwhile: then its copy stays (it may be in use).
+    if (!isComplete(target, want)) {
+      rmSync(target.dir, { recursive: true, force: true });
+      try {
+        renameSync(staging.dir, target.dir);
+      } catch (e) {
+        if (!isComplete(target, want)) throw e;
+      }
     }
   } finally {
     rmSync(staging.dir, { recursive: true, force: true });
