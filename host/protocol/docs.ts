@@ -35,7 +35,10 @@ Details carry what an agent needs to branch: \`path\` for file errors, \`vault\`
 |---|---|---|---|
 ${rows.join('\n')}
 
-Exit code 0 is success. Usage errors (unknown command or option, bad number) are \`InvalidInput\`.
+Exit code 0 is success, and every kind has its own code, so a script can branch on the status
+alone. Usage errors (unknown command or option, bad number) are \`InvalidInput\`. When the reader of
+standard output goes away early (\`avfs cat /big | head -c 10\`), avfs ends quietly the way coreutils
+do, killed by \`SIGPIPE\` (a shell reports 141).
 `;
 }
 
