@@ -1,7 +1,8 @@
 // Runs every test file under test/ with node:test (TypeScript through tsx).
 // Usage: node scripts/test.mjs [filter...]   (a filter keeps files whose path contains it)
+// The CLI tests run the built dist/avfs.js, so it is rebuilt first whenever a source is newer.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -20,6 +21,21 @@ if (selected.length === 0) {
   console.error(`no test files match ${filters.join(' ')}`);
   process.exit(1);
 }
+/** The newest modification time under `p` (a file or a directory tree). */
+function newest(p) {
+  if (!existsSync(p)) return 0;
+  const st = statSync(p);
+  if (!st.isDirectory()) return st.mtimeMs;
+  return Math.max(st.mtimeMs, ...readdirSync(p).map((n) => newest(join(p, n))));
+}
+const bundle = join(root, 'dist', 'avfs.js');
+const inputs = ['host', 'extension', 'scripts/build.mjs', 'package.json', 'package-lock.json'].map((p) => join(root, p));
+if (!existsSync(bundle) || Math.max(...inputs.map(newest)) > statSync(bundle).mtimeMs) {
+  console.error('dist/avfs.js is older than its sources: building it first');
+  const b = spawnSync(process.execPath, [join(root, 'scripts', 'build.mjs')], { cwd: root, stdio: 'inherit' });
+  if (b.status !== 0) process.exit(b.status ?? 1);
+}
+
 const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...selected], {
   cwd: root,
   stdio: 'inherit',
