@@ -86,7 +86,15 @@ export function action<A extends unknown[]>(
   };
 }
 
+const examples = new WeakMap<Command, string[]>();
+
+/** The examples given to a command (for help as data). */
+export function examplesOf(cmd: Command): string[] {
+  return examples.get(cmd) ?? [];
+}
+
 export function example(cmd: Command, ...lines: string[]): Command {
+  examples.set(cmd, lines);
   return cmd.addHelpText('after', `\nExample${lines.length > 1 ? 's' : ''}:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`);
 }
 

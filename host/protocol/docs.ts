@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { AuditEntry, ChangeSummary, CheckpointInfo } from './changes';
 import { ERROR_TABLE, ErrorJson } from './errors';
+import { CliHelp } from './help';
 import { Decision, PolicyRuleFile, PolicyRulesReport } from './policy';
 import { QuotaStatus, Stat, VaultInfo, VaultSummary } from './vault';
 
@@ -14,6 +15,7 @@ const SCHEMAS: Record<string, z.ZodType> = {
   'checkpoint-info': CheckpointInfo,
   'change-summary': ChangeSummary,
   'audit-entry': AuditEntry,
+  'cli-help': CliHelp,
   'policy-decision': Decision,
   'policy-rule-file': PolicyRuleFile,
   'policy-rules-report': PolicyRulesReport,
