@@ -443,7 +443,7 @@ export class Vfs {
 
   /** Runs a mutation: refuses it on a read-only vault, else runs it in one IMMEDIATE transaction. */
   mutate<T>(path: string, fn: () => T): T {
-    if (this.readonly) throw err.readOnly(path);
+    if (this.readonly) throw err.readOnly(path, this.vault.readonlyReason);
     return writeTxn(this.vault.db, fn);
   }
 
