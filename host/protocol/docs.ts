@@ -1,6 +1,6 @@
 /** The reference docs that are generated from the contract (never written by hand). */
 import { z } from 'zod';
-import { AuditEntry, ChangeSummary, CheckpointInfo } from './changes';
+import { AuditEntry, ChangeSummary, CheckpointInfo, RestoreResult } from './changes';
 import { ERROR_TABLE, ErrorJson } from './errors';
 import { CliHelp } from './help';
 import { Decision, PolicyRuleFile, PolicyRulesReport } from './policy';
@@ -14,6 +14,7 @@ const SCHEMAS: Record<string, z.ZodType> = {
   'quota-status': QuotaStatus,
   'checkpoint-info': CheckpointInfo,
   'change-summary': ChangeSummary,
+  'restore-result': RestoreResult,
   'audit-entry': AuditEntry,
   'cli-help': CliHelp,
   'policy-decision': Decision,

@@ -33,7 +33,7 @@ export class Vault {
   ) {
     this.inodes = new InodeStore(db);
     this.journal = new Journal(db, surface);
-    this.checkpoints = new Checkpoints(db, this.journal);
+    this.checkpoints = new Checkpoints(db, this.journal, this.inodes.quotas);
   }
 
   /** For a fork: where the chunks it does not hold are read from. */
