@@ -4,15 +4,17 @@
  */
 import { posix } from 'node:path';
 import { Cmd, type Judge, type Outcome, type Stdin } from './command';
+import { DIRECTORY_TOOLS } from './handlers/directories';
 import { FILE_TOOLS } from './handlers/fileTools';
 import { GIT_TOOLS } from './handlers/git';
+import { HOST_TOOLS } from './handlers/host';
 import { INTERPRETERS } from './handlers/interpreters';
 import { NETWORK_TOOLS } from './handlers/network';
 import { PACKAGE_TOOLS } from './handlers/packages';
 import { SYSTEM_TOOLS } from './handlers/system';
 import { WRAPPERS } from './handlers/wrappers';
 import { judgePath } from './paths';
-import { display, expandBraces, hasGlob, isLiteral, literal, litWord, taints, type Word } from './words';
+import { braceExpansion, display, hasGlob, isLiteral, literal, litWord, taints, type Word } from './words';
 
 export type Handler = (c: Cmd) => void;
 
@@ -23,6 +25,8 @@ const HANDLERS: Record<string, Handler> = {
   ...PACKAGE_TOOLS,
   ...INTERPRETERS,
   ...SYSTEM_TOOLS,
+  ...HOST_TOOLS,
+  ...DIRECTORY_TOOLS,
   ...WRAPPERS,
 };
 
@@ -38,9 +42,11 @@ function expandAll(words: Word[]): Word[] {
   const out: Word[] = [];
   for (const w of words) {
     if (isLiteral(w) && w.segs.some((s) => s.t === 'lit' && !s.q && s.s.includes('{'))) {
-      const alts = expandBraces(w);
-      if (alts.length > 1) {
-        for (const a of alts) out.push({ raw: w.raw, segs: [{ t: 'lit', s: a, q: true }] });
+      const expansion = braceExpansion(w);
+      if (expansion.words.length > 1 || !expansion.complete) {
+        for (const a of expansion.words) out.push({ raw: w.raw, segs: [{ t: 'lit', s: a, q: true }] });
+        // Past the bounds of the expansion, more words whose values the policy did not compute.
+        if (!expansion.complete) out.push({ raw: w.raw, segs: [{ t: 'val', v: { kind: 'unknown', taint: [], what: w.raw }, q: true }] });
         continue;
       }
     }
@@ -51,13 +57,13 @@ function expandAll(words: Word[]): Word[] {
 
 const TEMP_DIRS = /^\/(tmp|var\/tmp|dev\/shm|private\/tmp)(\/|$)/;
 
-export function classifyCommand(rawWords: Word[], text: string, stdin: Stdin, judge: Judge): Outcome {
+export function classifyCommand(rawWords: Word[], text: string, stdin: Stdin, judge: Judge, inShell = true): Outcome {
   const words = expandAll(rawWords);
   const progWord = words[0];
   if (!progWord) return new Cmd('', [], text, stdin, judge).outcome();
   const progText = literal(progWord);
   if (progText === null || hasGlob(progWord) || progText === '') {
-    const c = new Cmd(display(progWord), words.slice(1), text, stdin, judge);
+    const c = new Cmd(display(progWord), words.slice(1), text, stdin, judge, inShell);
     const t = taints(progWord);
     if (t.size > 0) c.add(['opaque_code'], `runs a program named by downloaded or decoded text (${progWord.raw})`);
     c.add(['obfuscation'], progText === '' ? 'runs a program with an empty name' : `the program name ${progWord.raw} is computed, so it could be anything`);
@@ -65,7 +71,7 @@ export function classifyCommand(rawWords: Word[], text: string, stdin: Stdin, ju
     return c.outcome();
   }
   const prog = programName(progText);
-  const c = new Cmd(prog, words.slice(1), text, stdin, judge);
+  const c = new Cmd(prog, words.slice(1), text, stdin, judge, inShell);
   if (progText.includes('/')) {
     const v = judgePath(litWord(progText), judge.paths());
     const resolved = v.shown;

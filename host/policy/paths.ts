@@ -5,7 +5,7 @@
  */
 import { posix } from 'node:path';
 import type { Category } from '../protocol/policy';
-import { expandBraces, hasGlob, isLiteral, literal, literalPrefix, type Word } from './words';
+import { braceExpansion, hasGlob, isLiteral, literal, literalPrefix, type Word } from './words';
 
 export type PathClass =
   | 'inside'
@@ -113,10 +113,11 @@ function homeJoin(rest: string, ctx: PathContext): PathVerdict {
 /** Judges one path word against the workspace. */
 export function judgePath(w: Word, ctx: PathContext): PathVerdict {
   if (isLiteral(w)) {
-    const alts = expandBraces(w);
+    const expansion = braceExpansion(w);
     const glob = hasGlob(w);
-    let worst: PathVerdict | undefined;
-    for (const a of alts) {
+    // Past the expansion's bounds the other words could be anywhere.
+    let worst: PathVerdict | undefined = expansion.complete ? undefined : { cls: 'unknown', shown: w.raw };
+    for (const a of expansion.words) {
       const v = resolveLiteral(a, ctx, glob);
       if (!worst || RANK[v.cls] > RANK[worst.cls]) worst = v;
     }

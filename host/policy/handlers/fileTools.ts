@@ -357,26 +357,6 @@ const mktemp: Handler = (c) => {
   else c.add(['host_escape'], 'mktemp creates its file in /tmp, outside the workspace (use -p DIR)');
 };
 
-const cd: Handler = (c) => {
-  c.add(['read_only'], `${c.prog} changes directory`);
-  const o = parseOpts(c.args);
-  const target = o.operands[0];
-  if (!target) {
-    if (c.prog === 'cd') {
-      c.add(['host_escape'], 'cd with no directory goes to the home directory, outside the workspace');
-      c.judge.chdir(null);
-    }
-    return;
-  }
-  const v = literal(target);
-  if (v === '-') {
-    c.judge.chdir(null);
-    return;
-  }
-  const verdict = c.path(target, 'read', 'enters');
-  c.judge.chdir(verdict.cls === 'inside' || verdict.cls === 'git_control' ? verdict.shown : null);
-};
-
 const ls: Handler = (c) => {
   reader('IwT', ['ignore', 'hide', 'width', 'tabsize', 'format', 'sort', 'time-style', 'color', 'quoting-style', 'indicator-style', 'block-size'])(c);
   c.outputsWorkspacePaths = c.findings.every((f) => f.categories.every((x) => x === 'read_only'));
@@ -388,8 +368,6 @@ const READERS: Record<string, Handler> = {
   printf: echo,
   ls,
   dir: ls,
-  cd,
-  pushd: cd,
   tac: filter(),
   nl: filter('bdfhilnsvw'),
   head: filter('nc', ['lines', 'bytes']),

@@ -14,10 +14,9 @@ function simple(categories: Parameters<Cmd['add']>[0], why: string, paths: 'read
 }
 
 const INFO = [
-  'pwd', 'true', 'false', ':', 'date', 'whoami', 'id', 'uname', 'hostname', 'printenv', 'which', 'type', 'whereis', 'hash', 'seq', 'yes', 'sleep',
+  'pwd', 'true', 'false', ':', 'whoami', 'id', 'uname', 'printenv', 'which', 'type', 'whereis', 'hash', 'seq', 'yes', 'sleep',
   'expr', 'bc', 'dc', 'factor', 'nproc', 'arch', 'locale', 'tty', 'groups', 'logname', 'uptime', 'free', 'lsb_release', 'sw_vers', 'getconf', 'tput',
-  'clear', 'help', 'history', 'jobs', 'wait', 'shopt', 'umask', 'ulimit', 'exit', 'return', 'break', 'continue', 'shift', 'read', 'mapfile',
-  'readarray', 'getopts', 'let', 'test', '[', '[[', 'cal', 'dirs', 'popd', 'times', 'ps', 'pgrep', 'pidof', 'lscpu', 'lsblk', 'lsusb', 'lspci',
+  'clear', 'help', 'history', 'jobs', 'wait', 'umask', 'ulimit', 'exit', 'return', 'break', 'continue', 'shift', 'let', 'test', '[', '[[', 'cal', 'dirs', 'times', 'ps', 'pgrep', 'pidof', 'lscpu', 'lsblk', 'lsusb', 'lspci',
   'vmstat', 'iostat', 'w', 'who', 'last', 'users', 'tz', 'man', 'info', 'apropos', 'whatis', 'cowsay', 'figlet', 'numfmt', 'shuf', 'tsort', 'ptx',
   'md5pass', 'uuidgen', 'mkpasswd', 'getent', 'stty', 'set', 'unset', 'declare', 'typeset', 'local', 'readonly', 'export', 'disown', 'bg', 'fg',
   'enable', 'caller', 'compgen', 'complete', 'suspend', 'logout', 'envsubst', 'nm', 'objdump', 'readelf', 'ldd', 'size', 'otool', 'lipo',
@@ -39,24 +38,10 @@ const DEV_TOOLS = [
 const EDITORS = ['vi', 'vim', 'nvim', 'nano', 'pico', 'emacs', 'joe', 'micro', 'ed', 'ex', 'kak', 'hx', 'helix', 'mcedit', 'jed', 'view'];
 const TERMINAL_UIS = ['top', 'htop', 'btop', 'atop', 'glances', 'tmux', 'screen', 'mc', 'ranger', 'nnn', 'lf', 'fzf', 'dialog', 'whiptail', 'tig', 'lazygit', 'k9s', 'vimdiff', 'watch', 'iftop', 'nethogs', 'ncdu', 'less-interactive', 'minicom', 'irssi', 'weechat', 'mutt', 'neomutt', 'lynx', 'w3m', 'links', 'elinks'];
 
-const PRIVILEGE = ['sudo', 'su', 'doas', 'pkexec', 'runuser', 'setpriv', 'chroot', 'nsenter', 'unshare', 'capsh', 'setcap', 'sudoedit', 'visudo', 'passwd', 'chpasswd', 'useradd', 'userdel', 'usermod', 'groupadd', 'groupdel', 'adduser', 'deluser', 'newgrp', 'sg', 'mount', 'umount', 'modprobe', 'insmod', 'rmmod', 'iptables', 'ip6tables', 'nft', 'ufw', 'setenforce', 'swapon', 'swapoff', 'fdisk', 'parted', 'losetup', 'dmsetup', 'cryptsetup', 'ldconfig', 'update-alternatives', 'mknod', 'chcon', 'dscl', 'sysadminctl', 'spctl', 'csrutil', 'nvram', 'kextload', 'launchd', 'fakeroot-ng', 'machinectl', 'systemd-nspawn', 'bwrap', 'firejail'];
-const SYSTEM = ['kill', 'pkill', 'killall', 'xkill', 'shutdown', 'reboot', 'halt', 'poweroff', 'systemctl', 'service', 'launchctl', 'loginctl', 'renice', 'ionice-set', 'logger', 'open', 'xdg-open', 'pbcopy', 'pbpaste', 'xclip', 'xsel', 'wl-copy', 'wl-paste', 'code', 'cursor', 'notify-send', 'say', 'defaults', 'networksetup', 'scutil', 'pmset', 'caffeinate-all', 'ip', 'ifconfig', 'route', 'iwconfig', 'nmcli', 'hostnamectl', 'timedatectl', 'journalctl', 'dmesg', 'sysctl', 'tcpdump', 'strace', 'ltrace', 'dtrace', 'dtruss', 'lsof', 'fuser'];
+const PRIVILEGE = ['sudo', 'su', 'doas', 'pkexec', 'runuser', 'setpriv', 'chroot', 'nsenter', 'unshare', 'capsh', 'setcap', 'sudoedit', 'visudo', 'passwd', 'chpasswd', 'useradd', 'userdel', 'usermod', 'groupadd', 'groupdel', 'adduser', 'deluser', 'newgrp', 'sg', 'umount', 'modprobe', 'insmod', 'rmmod', 'iptables', 'ip6tables', 'nft', 'ufw', 'setenforce', 'swapon', 'swapoff', 'fdisk', 'parted', 'losetup', 'dmsetup', 'cryptsetup', 'ldconfig', 'update-alternatives', 'mknod', 'chcon', 'dscl', 'sysadminctl', 'spctl', 'csrutil', 'nvram', 'kextload', 'launchd', 'fakeroot-ng', 'machinectl', 'systemd-nspawn', 'bwrap', 'firejail'];
+const SYSTEM = ['xkill', 'shutdown', 'telinit', 'init', 'reboot', 'halt', 'poweroff', 'launchctl', 'renice', 'ionice-set', 'logger', 'open', 'xdg-open', 'pbcopy', 'pbpaste', 'xclip', 'xsel', 'wl-copy', 'wl-paste', 'code', 'cursor', 'notify-send', 'say', 'networksetup', 'scutil', 'pmset', 'caffeinate-all', 'iwconfig', 'journalctl', 'dmesg', 'tcpdump', 'strace', 'ltrace', 'dtrace', 'dtruss', 'lsof', 'fuser'];
 const PERSISTENCE = ['crontab', 'at', 'batch', 'atq', 'systemd-run'];
 const CONTAINERS = ['docker', 'docker-compose', 'podman', 'podman-compose', 'nerdctl', 'buildah', 'buildctl', 'skopeo', 'lxc', 'lxd', 'incus', 'ctr', 'crictl', 'kind', 'minikube', 'k3d', 'colima', 'lima', 'limactl', 'vagrant', 'multipass', 'virsh', 'virt-install', 'qemu-system-x86_64', 'qemu-system-aarch64', 'qemu-img', 'firecracker', 'orb', 'orbctl', 'devcontainer', 'container-use', 'cu'];
-
-/** kill of a job (%1) or of a pid the line started ($!) stays inside; other pids are host processes. */
-const kill: Handler = (c) => {
-  const targets = c.args.filter((w) => !(literal(w) ?? '').startsWith('-'));
-  if (c.vals.some((v) => v === '-l' || v === '-L') || targets.length === 0) {
-    c.add(['read_only'], `${c.prog} lists signals`);
-    return;
-  }
-  if (c.prog === 'kill' && targets.every((w) => (literal(w) ?? '').startsWith('%') || w.raw === '$!' || w.raw === '"$!"')) {
-    c.add(['mutating'], 'kill stops a job this command line started');
-    return;
-  }
-  c.add(['system'], `${c.prog} signals host processes`);
-};
 
 const printInfo: Handler = (c) => {
   c.add(['read_only'], `${c.prog} only prints`);
@@ -103,9 +88,6 @@ export const SYSTEM_TOOLS: Record<string, Handler> = {
   ...Object.fromEntries(SYSTEM.map((p) => [p, simple(['system'], 'acts on host processes, devices or services')])),
   ...Object.fromEntries(PERSISTENCE.map((p) => [p, (c: Cmd) => (c.vals.includes('-l') || c.prog === 'atq' ? c.add(['read_only'], `${c.prog} -l lists jobs`) : c.add(['persistence'], `${c.prog} schedules commands to run later, outside the policy`))])),
   ...Object.fromEntries(CONTAINERS.map((p) => [p, simple(['container'], 'drives a container or VM engine, which can reach any host path')])),
-  kill,
-  pkill: kill,
-  killall: kill,
   sqlite3: sqlite,
   psql: dbClient,
   mysql: dbClient,
