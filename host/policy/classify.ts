@@ -4,30 +4,40 @@
  */
 import { posix } from 'node:path';
 import { Cmd, type Judge, type Outcome, type Stdin } from './command';
+import { COMMAND_LISTS } from './handlers/commandLists';
+import { DEBUGGERS } from './handlers/debuggers';
 import { DIRECTORY_TOOLS } from './handlers/directories';
+import { EDITORS } from './handlers/editors';
 import { FILE_TOOLS } from './handlers/fileTools';
 import { GIT_TOOLS } from './handlers/git';
 import { HOST_TOOLS } from './handlers/host';
 import { INTERPRETERS } from './handlers/interpreters';
+import { MAKE_TOOLS } from './handlers/make';
 import { NETWORK_TOOLS } from './handlers/network';
 import { PACKAGE_TOOLS } from './handlers/packages';
 import { SYSTEM_TOOLS } from './handlers/system';
+import { TEXT_PROGRAMS } from './handlers/textPrograms';
 import { WRAPPERS } from './handlers/wrappers';
-import { judgePath } from './paths';
+import { judgePath, programDirectory } from './paths';
 import { braceExpansion, display, hasGlob, isLiteral, literal, litWord, taints, type Word } from './words';
 
 export type Handler = (c: Cmd) => void;
 
 const HANDLERS: Record<string, Handler> = {
   ...FILE_TOOLS,
+  ...TEXT_PROGRAMS,
   ...NETWORK_TOOLS,
   ...GIT_TOOLS,
   ...PACKAGE_TOOLS,
   ...INTERPRETERS,
   ...SYSTEM_TOOLS,
+  ...EDITORS,
+  ...MAKE_TOOLS,
+  ...DEBUGGERS,
   ...HOST_TOOLS,
   ...DIRECTORY_TOOLS,
   ...WRAPPERS,
+  ...COMMAND_LISTS,
 };
 
 /** `python3.12` → `python`, `pip3` → `pip`, `gcc-13` → `gcc`. */
@@ -55,8 +65,6 @@ function expandAll(words: Word[]): Word[] {
   return out;
 }
 
-const TEMP_DIRS = /^\/(tmp|var\/tmp|dev\/shm|private\/tmp)(\/|$)/;
-
 export function classifyCommand(rawWords: Word[], text: string, stdin: Stdin, judge: Judge, inShell = true): Outcome {
   const words = expandAll(rawWords);
   const progWord = words[0];
@@ -82,17 +90,16 @@ export function classifyCommand(rawWords: Word[], text: string, stdin: Stdin, ju
       if (text !== undefined) judge.script(text.replace(/^#![^\n]*\n/, ''), `${progText}, written earlier on this line`);
       for (const a of c.args) c.maybePath(a, 'read');
       return c.outcome();
-    } else if (v.cls === 'unknown') {
-      c.add(['unknown'], `runs a program at an unknown path (${progText})`);
-    } else if (v.cls === 'secret' || TEMP_DIRS.test(resolved)) {
-      c.add(['host_escape'], `runs a program from outside the workspace (${resolved})`);
+    } else {
+      const finding = programDirectory(v);
+      if (finding) c.add(finding.categories, finding.why);
     }
   }
   const h = HANDLERS[prog];
   if (h) h(c);
   else {
     c.add(['mutating'], `runs ${prog}, which is not known to be read-only`);
-    for (const a of c.args) c.maybePath(a, 'read');
+    c.argumentPaths();
   }
   return c.outcome();
 }

@@ -161,6 +161,34 @@ export class Cmd {
     return null;
   }
 
+  /** A filter with no file operands: its output is its input, and keeps the pipe's taint. */
+  passesInput(): void {
+    if (this.stdin.kind === 'data') this.outputTaint = this.stdin.taint;
+  }
+
+  /**
+   * Judges the arguments of a program the policy knows little about (a build tool, an unknown
+   * program): output options (`-o FILE`, `-oFILE`, `--output=FILE`, `--outdir DIR`, `--log-file F`)
+   * write their file, anything else that looks like a path is read.
+   */
+  argumentPaths(): void {
+    for (let at = 0; at < this.args.length; at++) {
+      const word = this.args[at]!;
+      const start = literalPrefix(word);
+      const name = /^--?([A-Za-z][\w-]*)(=|$)/.exec(start);
+      if (name && OUTPUT_OPTION.test(name[1]!)) {
+        const value = name[2] === '=' ? dropPrefix(word, name[0].length) : literal(word) !== null ? this.args[++at] : undefined;
+        if (value) this.path(value, 'write');
+        continue;
+      }
+      if (/^-o[^-]/.test(start) || (start === '-o' && literal(word) === null)) {
+        this.path(dropPrefix(word, 2), 'write');
+        continue;
+      }
+      this.maybePath(word, 'read');
+    }
+  }
+
   /** The builtin sets these variables from input nobody can know (`read X`, `printf -v X`). */
   assignsUnknown(names: Word[], what: string): void {
     for (const word of names) {
@@ -193,6 +221,9 @@ export class Cmd {
     };
   }
 }
+
+/** Option names that, for most build tools and unknown programs, name a file or directory written. */
+const OUTPUT_OPTION = /^(o|output|out|outfile|out-file|output-file|outdir|out-dir|output-dir|output-directory|log-file|logfile|junitxml|junit-xml|basetemp|cache-dir|destdir|build-dir|target-dir|report-dir|output-path|dist-dir|emit-dir|coverage-dir|reports-dir)$/i;
 
 /** A word whose value nobody knows (`what` says where it came from). */
 export function unknownWord(what: string): Word {

@@ -188,6 +188,19 @@ export function pathFinding(v: PathVerdict, use: PathUse): PathFinding | null {
   }
 }
 
+const TEMP_DIRS = /^\/(tmp|var\/tmp|dev\/shm|private\/tmp)(\/|$)/;
+
+/**
+ * Programs live on the host, so running `/usr/bin/rm` or putting `/opt/bin` in PATH is fine;
+ * a program (or a directory of them) in a shared temp directory, among secrets, or at an unknown
+ * place is not.
+ */
+export function programDirectory(v: PathVerdict): PathFinding | null {
+  if (v.cls === 'unknown') return { categories: ['unknown'], why: `runs programs from a place whose value is unknown (${v.shown})` };
+  if (v.cls === 'secret' || v.cls === 'socket' || TEMP_DIRS.test(v.shown)) return { categories: ['host_escape'], why: `runs programs from outside the workspace (${v.shown})` };
+  return null;
+}
+
 /** True when a string looks like a URL or remote spec rather than a local path. */
 export function looksRemote(s: string): boolean {
   return /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//.test(s) || /^[^/\s]+@[^/\s]+:/.test(s);

@@ -94,6 +94,32 @@ export function dropPrefix(w: Word, n: number): Word {
   return { raw: w.raw.length > n ? w.raw.slice(n) : '', segs };
 }
 
+/** The word cut at each `sep` in its literal text (`$HOME/bin:$PATH` → `$HOME/bin`, `$PATH`). */
+export function splitWord(w: Word, sep: string): Word[] {
+  const pieces: Word[] = [];
+  let segs: Seg[] = [];
+  for (const s of w.segs) {
+    if (s.t !== 'lit' || !s.s.includes(sep)) {
+      segs.push(s);
+      continue;
+    }
+    const parts = s.s.split(sep);
+    parts.forEach((part, i) => {
+      if (i > 0) {
+        pieces.push({ raw: segsText(segs), segs });
+        segs = [];
+      }
+      if (part !== '') segs.push({ ...s, s: part });
+    });
+  }
+  pieces.push({ raw: segsText(segs), segs });
+  return pieces;
+}
+
+function segsText(segs: Seg[]): string {
+  return segs.map((s) => (s.t === 'lit' ? s.s : s.v.kind === 'unknown' ? s.v.what : `$${s.v.kind}`)).join('');
+}
+
 /** Unquoted glob characters: the word names whatever files match. */
 export function hasGlob(w: Word): boolean {
   return w.segs.some((s) => s.t === 'lit' && !s.q && /[*?[]/.test(s.s));

@@ -1,34 +1,38 @@
 /** Files and text: readers, writers, deleters, find, sed, awk, archives, dd, chmod. */
 import type { Handler } from '../classify';
 import { type Cmd, parseOpts } from '../command';
-import { literal, litWord, type Word } from '../words';
+import { dropPrefix, literal, literalPrefix, litWord, type Word } from '../words';
 
-function optionPaths(c: Cmd, values: Map<string, Word[]>, use: 'read' | 'write' = 'read'): void {
-  for (const ws of values.values()) for (const w of ws) c.maybePath(w, use);
+/**
+ * Judges option values: those named in `writes` are files written (`-o out`, `--output=out`),
+ * any other value that looks like a path (absolute, ~, ..) is read.
+ */
+function optionPaths(cmd: Cmd, values: Map<string, Word[]>, writes: string[] = []): void {
+  for (const [key, words] of values) {
+    for (const word of words) {
+      if (writes.includes(key)) cmd.path(word, 'write');
+      else cmd.maybePath(word, 'read');
+    }
+  }
 }
 
-/** Every operand is read; `skip` leading operands are not paths (a pattern, a mode). */
-function reader(shortWithValue = '', longWithValue: string[] = [], skip = 0): Handler {
-  return (c) => {
-    const o = parseOpts(c.args, shortWithValue, longWithValue);
-    c.add(['read_only'], `${c.prog} only reads`);
-    optionPaths(c, o.values);
-    o.operands.slice(skip).forEach((w) => c.path(w, 'read'));
-    if (o.operands.length === 0) passStdin(c);
+/** Every operand is read; `skip` leading operands are not paths (a pattern, a mode); `writes` name output options. */
+function reader(shortWithValue = '', longWithValue: string[] = [], skip = 0, writes: string[] = []): Handler {
+  return (cmd) => {
+    const opts = parseOpts(cmd.args, shortWithValue, longWithValue);
+    cmd.add(['read_only'], `${cmd.prog} only reads`);
+    optionPaths(cmd, opts.values, writes);
+    opts.operands.slice(skip).forEach((word) => cmd.path(word, 'read'));
+    if (opts.operands.length === 0) cmd.passesInput();
   };
 }
 
-/** Without file operands, a filter's output is its input: keep the pipe's taint. */
-function passStdin(c: Cmd): void {
-  if (c.stdin.kind === 'data') c.outputTaint = c.stdin.taint;
-}
-
 /** Reads stdin or files; output carries input taint (sort, head, tr …). */
-function filter(shortWithValue = '', longWithValue: string[] = [], skip = 0): Handler {
-  const r = reader(shortWithValue, longWithValue, skip);
+function filter(shortWithValue = '', longWithValue: string[] = [], skip = 0, writes: string[] = []): Handler {
+  const r = reader(shortWithValue, longWithValue, skip, writes);
   return (c) => {
     r(c);
-    passStdin(c);
+    c.passesInput();
   };
 }
 
@@ -53,7 +57,7 @@ function searcher(shortWithValue: string, longWithValue: string[]): Handler {
     const patternGiven = o.values.has('e') || o.values.has('f') || o.values.has('regexp') || o.values.has('file');
     const files = patternGiven || c.prog === 'fd' ? o.operands : o.operands.slice(1);
     files.forEach((w) => c.path(w, 'read'));
-    if (files.length === 0 && c.prog !== 'rg' && c.prog !== 'ag' && c.prog !== 'ack' && c.prog !== 'fd') passStdin(c);
+    if (files.length === 0 && c.prog !== 'rg' && c.prog !== 'ag' && c.prog !== 'ack' && c.prog !== 'fd') c.passesInput();
     if (c.prog === 'fd' && (o.values.has('x') || o.values.has('exec') || o.values.has('X') || o.values.has('exec-batch'))) {
       c.add(['code_execution', 'unknown'], 'fd --exec runs another program');
     }
@@ -64,6 +68,11 @@ function searcher(shortWithValue: string, longWithValue: string[]): Handler {
 const echo: Handler = (c) => {
   c.add(['read_only'], `${c.prog} only prints`);
   let args = c.args;
+  // printf -v NAME sets a variable instead of printing.
+  if (c.prog === 'printf' && c.vals[0] === '-v' && args[1]) {
+    c.assignsUnknown([args[1]], 'printf -v');
+    return;
+  }
   let escapes = false;
   while (args.length > 0 && /^-[neE]+$/.test(literal(args[0]!) ?? '')) {
     if (literal(args[0]!)!.includes('e')) escapes = true;
@@ -108,6 +117,7 @@ function decoder(isDecoding: (c: Cmd, flags: Set<string>) => boolean, shortWithV
   return (c) => {
     const o = parseOpts(c.args, shortWithValue, longWithValue);
     c.add(['read_only'], `${c.prog} transforms data`);
+    for (const out of [...(o.values.get('o') ?? []), ...(o.values.get('output') ?? [])]) c.path(out, 'write');
     const decoding = isDecoding(c, o.flags);
     const writesOutput = c.prog === 'xxd' && o.operands.length > 1;
     o.operands.forEach((w, i) => c.path(w, writesOutput && i === o.operands.length - 1 ? 'write' : 'read'));
@@ -179,7 +189,7 @@ const find: Handler = (c) => {
       const w = c.args[i + 1];
       if (w) c.path(w, 'write');
       i += t === '-fprintf' ? 2 : 1;
-    } else if (t === '-newer' || t === '-samefile' || t === '-anewer' || t === '-cnewer') {
+    } else if (t === '-newer' || t === '-samefile' || t === '-anewer' || t === '-cnewer' || t === '-files0-from' || /^-newer[a-zA-Z]{2}$/.test(t ?? '')) {
       const w = c.args[i + 1];
       if (w) c.path(w, 'read');
       i++;
@@ -187,70 +197,24 @@ const find: Handler = (c) => {
   }
 };
 
-const sed: Handler = (c) => {
-  const o = parseOpts(c.args, 'efl', ['expression', 'file', 'line-length']);
-  const inPlace = [...o.flags].some((f) => f === 'i' || f.startsWith('in-place')) || [...o.values.keys()].some((k) => k === 'in-place') || c.vals.some((v) => v !== null && /^-[a-zA-Z]*i/.test(v) && !v.startsWith('--'));
-  const scripts = [...(o.values.get('e') ?? []), ...(o.values.get('expression') ?? [])];
-  const files = scripts.length > 0 || o.values.has('f') || o.values.has('file') ? o.operands : o.operands.slice(1);
-  if (scripts.length === 0 && o.operands[0]) scripts.push(o.operands[0]);
-  for (const w of [...(o.values.get('f') ?? []), ...(o.values.get('file') ?? [])]) c.path(w, 'read');
-  c.add(inPlace ? ['mutating'] : ['read_only'], inPlace ? 'sed -i edits files in place' : 'sed only reads');
-  for (const s of scripts) {
-    const v = literal(s);
-    if (v === null) {
-      c.add(['unknown'], `sed runs a script whose text is unknown (${s.raw})`);
-      continue;
-    }
-    // `e` runs the pattern space as a command; `w FILE` writes; `r FILE` reads.
-    if (/(^|[;{}\n]|\d|\/)\s*e(\s|;|$)|\/[gpIiMm0-9]*e[gpIiMm0-9]*(\s|;|}|$)/.test(v)) c.add(['code_execution', 'unknown'], 'the sed script runs shell commands (e)');
-    for (const m of v.matchAll(/(?:^|[;{}\n/]|[gpIiMm0-9])\s*([wW]|[rR])\s+([^;\n}]+)/g)) {
-      c.path(litWord(m[2]!.trim(), false), m[1]!.toLowerCase() === 'w' ? 'write' : 'read');
-    }
-  }
-  files.forEach((w) => c.path(w, inPlace ? 'write' : 'read', 'edits'));
-  if (files.length === 0) passStdin(c);
-};
-
-const awk: Handler = (c) => {
-  const o = parseOpts(c.args, 'fvFi', ['file', 'assign', 'field-separator', 'include']);
-  const prog = o.values.has('f') || o.values.has('file') ? null : o.operands[0];
-  const files = prog ? o.operands.slice(1) : o.operands;
-  const inplace = (o.values.get('i') ?? []).some((w) => literal(w) === 'inplace');
-  c.add(inplace ? ['mutating'] : ['read_only'], inplace ? 'awk -i inplace edits files' : 'awk reads and prints');
-  for (const w of [...(o.values.get('f') ?? []), ...(o.values.get('file') ?? [])]) c.path(w, 'read');
-  if (prog) {
-    const v = literal(prog);
-    if (v === null) c.add(['unknown'], `awk runs a program whose text is unknown (${prog.raw})`);
-    else {
-      if (/\bsystem\s*\(|\|\s*getline|\|&|print[^;}]*\|\s*"/.test(v)) c.add(['code_execution', 'unknown'], 'the awk program runs shell commands');
-      for (const m of v.matchAll(/(?:print|printf)[^;}]*?>>?\s*"([^"]+)"/g)) c.path(litWord(m[1]!, false), 'write');
-      if (/\/inet\//.test(v)) c.add(['networked'], 'the awk program opens a network connection (/inet/)');
-    }
-  }
-  files.filter((w) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(literal(w) ?? '')).forEach((w) => c.path(w, inplace ? 'write' : 'read'));
-  if (files.length === 0) passStdin(c);
-};
-
 const tee: Handler = (c) => {
   const o = parseOpts(c.args);
   c.add(['read_only'], 'tee copies its input');
   o.operands.forEach((w) => c.path(w, 'write'));
-  passStdin(c);
+  c.passesInput();
   if (c.stdin.kind === 'data') c.outputText = c.stdin.text;
 };
 
-const dd: Handler = (c) => {
-  c.add(['read_only'], 'dd copies bytes');
-  c.args.forEach((w) => {
-    const v = literal(w);
-    if (v === null) {
-      c.add(['unknown'], `dd operand ${w.raw} is unknown`);
-      return;
-    }
-    const m = /^(if|of)=(.*)$/.exec(v);
-    if (m) c.path(litWord(m[2]!, false), m[1] === 'of' ? 'write' : 'read');
-  });
-  passStdin(c);
+/** dd if=FILE of=FILE: `of=` is written, `if=` read, whatever follows the `=`. */
+const dd: Handler = (cmd) => {
+  cmd.add(['read_only'], 'dd copies bytes');
+  for (const word of cmd.args) {
+    const start = literalPrefix(word);
+    const operand = /^(if|of)=/.exec(start);
+    if (operand) cmd.path(dropPrefix(word, 3), operand[1] === 'of' ? 'write' : 'read');
+    else if (literal(word) === null) cmd.add(['unknown'], `dd operand ${word.raw} is unknown`);
+  }
+  cmd.passesInput();
 };
 
 const chmod: Handler = (c) => {
@@ -268,30 +232,43 @@ const chmod: Handler = (c) => {
   operands.forEach((w) => c.path(w, 'write', 'changes'));
 };
 
-const tar: Handler = (c) => {
-  const first = c.vals[0] ?? '';
+const TAR_RUNS = ['use-compress-program', 'I', 'to-command', 'rsh-command', 'rmt-command', 'info-script', 'new-volume-script', 'F'];
+
+/**
+ * tar: -f is the archive (written when creating), -C the directory, -T/-X lists read, -g a
+ * snapshot written; --to-command, -I, --checkpoint-action=exec=… and friends run programs.
+ */
+const tar: Handler = (cmd) => {
+  const first = cmd.vals[0] ?? '';
   // Old-style `tar xzf a.tgz` has its letters without a dash.
-  const args = first && !first.startsWith('-') && /^[A-Za-z]+$/.test(first) ? [litWord('-' + first), ...c.args.slice(1)] : c.args;
-  const o = parseOpts(args, 'fCTXIbHKLNgVF', ['file', 'directory', 'files-from', 'exclude-from', 'use-compress-program', 'to-command', 'checkpoint-action', 'rsh-command', 'info-script', 'new-volume-script', 'transform', 'xform', 'exclude', 'format', 'owner', 'group', 'mode']);
-  const extract = o.flags.has('x') || o.flags.has('extract') || o.flags.has('get');
-  const create = o.flags.has('c') || o.flags.has('create') || o.flags.has('r') || o.flags.has('u') || o.flags.has('append');
-  for (const k of ['use-compress-program', 'I', 'to-command', 'checkpoint-action', 'rsh-command', 'info-script', 'new-volume-script', 'F']) {
-    if (o.values.has(k)) c.add(['code_execution', 'unknown'], `tar --${k} runs another program`);
+  const args = first && !first.startsWith('-') && /^[A-Za-z]+$/.test(first) ? [litWord('-' + first), ...cmd.args.slice(1)] : cmd.args;
+  const opts = parseOpts(args, 'fCTXIbHKLNgVF', [
+    'file', 'directory', 'files-from', 'exclude-from', 'use-compress-program', 'to-command', 'checkpoint-action', 'rsh-command', 'rmt-command',
+    'info-script', 'new-volume-script', 'transform', 'xform', 'exclude', 'format', 'owner', 'group', 'mode', 'listed-incremental', 'index-file', 'volno-file',
+  ]);
+  const values = (...keys: string[]) => keys.flatMap((key) => opts.values.get(key) ?? []);
+  const extract = opts.flags.has('x') || opts.flags.has('extract') || opts.flags.has('get');
+  const create = opts.flags.has('c') || opts.flags.has('create') || opts.flags.has('r') || opts.flags.has('u') || opts.flags.has('append');
+  for (const key of TAR_RUNS) for (const program of opts.values.get(key) ?? []) cmd.runs(program, `tar --${key}`);
+  for (const action of values('checkpoint-action')) {
+    const text = literalPrefix(action);
+    if (text.startsWith('exec=')) cmd.runs(dropPrefix(action, 5), 'tar --checkpoint-action=exec');
+    else if (literal(action) === null) cmd.add(['unknown'], 'tar --checkpoint-action is computed');
   }
-  const archive = [...(o.values.get('f') ?? []), ...(o.values.get('file') ?? [])];
-  const dir = [...(o.values.get('C') ?? []), ...(o.values.get('directory') ?? [])];
-  for (const w of archive) if (!/^[^/]+:/.test(literal(w) ?? '')) c.path(w, create ? 'write' : 'read');
-  for (const w of [...(o.values.get('T') ?? []), ...(o.values.get('files-from') ?? [])]) c.path(w, 'read');
+  for (const archive of values('f', 'file')) if (!/^[^/]+:/.test(literal(archive) ?? '')) cmd.path(archive, create ? 'write' : 'read');
+  for (const list of values('T', 'files-from', 'X', 'exclude-from')) cmd.path(list, 'read');
+  for (const file of values('g', 'listed-incremental', 'index-file', 'volno-file')) cmd.path(file, 'write');
+  const dirs = values('C', 'directory');
   if (extract) {
-    c.add(['mutating'], 'tar extracts files');
-    dir.forEach((w) => c.path(w, 'write', 'extracts into'));
-    if (o.flags.has('P') || o.flags.has('absolute-names')) c.add(['host_escape'], 'tar -P extracts absolute paths');
+    cmd.add(['mutating'], 'tar extracts files');
+    dirs.forEach((dir) => cmd.path(dir, 'write', 'extracts into'));
+    if (opts.flags.has('P') || opts.flags.has('absolute-names')) cmd.add(['host_escape'], 'tar -P extracts absolute paths');
   } else if (create) {
-    c.add(['mutating'], 'tar writes an archive');
-    dir.forEach((w) => c.path(w, 'read'));
-    o.operands.forEach((w) => c.path(w, 'read'));
+    cmd.add(['mutating'], 'tar writes an archive');
+    dirs.forEach((dir) => cmd.path(dir, 'read'));
+    opts.operands.forEach((word) => cmd.path(word, 'read'));
   } else {
-    c.add(['read_only'], 'tar lists an archive');
+    cmd.add(['read_only'], 'tar lists an archive');
   }
 };
 
@@ -303,30 +280,41 @@ const unzip: Handler = (c) => {
   (o.values.get('d') ?? []).forEach((w) => c.path(w, 'write', 'extracts into'));
 };
 
-const zip: Handler = (c) => {
-  const o = parseOpts(c.args, 'bnPtTx', ['unzip-command']);
-  if (o.flags.has('T') || o.values.has('TT') || o.values.has('unzip-command')) c.add(['code_execution', 'unknown'], 'zip -TT runs another program');
-  c.add(['mutating'], 'zip writes an archive');
-  o.operands.forEach((w, i) => c.path(w, i === 0 ? 'write' : 'read'));
+/** zip ARCHIVE FILES…: -TT/--unzip-command runs a command to test the archive; -O writes elsewhere. */
+const zip: Handler = (cmd) => {
+  const opts = parseOpts(cmd.args, 'bnPtxiO', ['unzip-command', 'output-file', 'temp-path', 'logfile-path', 'password', 'suffixes', 'exclude', 'include']);
+  cmd.add(['mutating'], 'zip writes an archive');
+  // `-T` alone only tests the archive; `-TT cmd` tests it with cmd.
+  const tests = [...(opts.values.get('unzip-command') ?? [])];
+  cmd.args.forEach((word, at) => {
+    if (literal(word) === '-TT' && cmd.args[at + 1]) tests.push(cmd.args[at + 1]!);
+  });
+  for (const test of tests) cmd.runs(test, 'zip -TT');
+  for (const key of ['O', 'output-file', 'b', 'temp-path', 'logfile-path']) for (const word of opts.values.get(key) ?? []) cmd.path(word, 'write');
+  const operands = opts.operands.filter((word) => !tests.includes(word));
+  operands.forEach((word, at) => cmd.path(word, at === 0 ? 'write' : 'read'));
 };
 
-const sortH: Handler = (c) => {
-  const o = parseOpts(c.args, 'ktoST', ['key', 'field-separator', 'output', 'buffer-size', 'temporary-directory', 'files0-from', 'parallel']);
-  c.add(['read_only'], 'sort reads and prints');
-  const out = [...(o.values.get('o') ?? []), ...(o.values.get('output') ?? [])];
-  out.forEach((w) => c.path(w, 'write'));
-  o.operands.forEach((w) => c.path(w, 'read'));
-  for (const w of [...(o.values.get('T') ?? []), ...(o.values.get('temporary-directory') ?? [])]) c.path(w, 'write');
-  passStdin(c);
+/** sort: -o writes, --compress-program runs a program on its temporary files, --files0-from reads. */
+const sort: Handler = (cmd) => {
+  const opts = parseOpts(cmd.args, 'ktoST', ['key', 'field-separator', 'output', 'buffer-size', 'temporary-directory', 'files0-from', 'parallel', 'compress-program', 'random-source', 'batch-size']);
+  cmd.add(['read_only'], 'sort reads and prints');
+  for (const key of ['o', 'output', 'T', 'temporary-directory']) for (const word of opts.values.get(key) ?? []) cmd.path(word, 'write');
+  for (const key of ['files0-from', 'random-source']) for (const word of opts.values.get(key) ?? []) cmd.path(word, 'read');
+  for (const program of opts.values.get('compress-program') ?? []) cmd.runs(program, 'sort --compress-program');
+  opts.operands.forEach((word) => cmd.path(word, 'read'));
+  cmd.passesInput();
 };
 
-/** uniq IN OUT, split IN PREFIX: the second operand is written. */
-function inOut(verb: string, shortWithValue = ''): Handler {
-  return (c) => {
-    const o = parseOpts(c.args, shortWithValue);
-    c.add(['read_only'], `${c.prog} reads`);
-    o.operands.forEach((w, i) => c.path(w, i === 0 ? 'read' : 'write', verb));
-    passStdin(c);
+/** uniq IN OUT, split IN PREFIX: the second operand is written; split --filter runs a command per piece. */
+function inOut(verb: string, shortWithValue = '', writes: string[] = []): Handler {
+  return (cmd) => {
+    const opts = parseOpts(cmd.args, shortWithValue, ['filter', 'prefix', 'additional-suffix', 'suffix-format']);
+    cmd.add(['read_only'], `${cmd.prog} reads`);
+    for (const key of writes) for (const word of opts.values.get(key) ?? []) cmd.path(word, 'write', verb);
+    for (const filter of opts.values.get('filter') ?? []) cmd.runs(filter, `${cmd.prog} --filter`);
+    opts.operands.forEach((word, at) => cmd.path(word, at === 0 ? 'read' : 'write', verb));
+    cmd.passesInput();
   };
 }
 
@@ -362,6 +350,32 @@ const ls: Handler = (c) => {
   c.outputsWorkspacePaths = c.findings.every((f) => f.categories.every((x) => x === 'read_only'));
 };
 
+/**
+ * less: -o/-O FILE copy the input to FILE; -k reads a key file; a `+` command or a key file can
+ * run shell commands (`!cmd`, `|` pipes), as can LESSOPEN (judged with the environment).
+ */
+const less: Handler = (cmd) => {
+  const opts = parseOpts(cmd.args, 'bhjkoOpPtTxyz#', ['log-file', 'LOG-FILE', 'lesskey-file', 'lesskey-src', 'tag-file', 'tag']);
+  cmd.add(['read_only'], 'less only reads');
+  for (const key of ['o', 'O', 'log-file', 'LOG-FILE']) for (const word of opts.values.get(key) ?? []) cmd.path(word, 'write');
+  for (const key of ['k', 'lesskey-file', 'lesskey-src', 'T', 'tag-file']) for (const word of opts.values.get(key) ?? []) cmd.path(word, 'read');
+  const files: Word[] = [];
+  for (const word of opts.operands) {
+    const text = literal(word);
+    if (text === null || !text.startsWith('+')) {
+      files.push(word);
+      continue;
+    }
+    // `+!cmd` runs cmd; `+|Xcmd` pipes to cmd from mark X.
+    const bang = text.indexOf('!');
+    const pipe = text.indexOf('|');
+    if (bang >= 0) cmd.runs(litWord(text.slice(bang + 1)), 'less +!');
+    else if (pipe >= 0) cmd.runs(litWord(text.slice(pipe + 2)), 'less +|');
+  }
+  files.forEach((word) => cmd.path(word, 'read'));
+  if (files.length === 0) cmd.passesInput();
+};
+
 const READERS: Record<string, Handler> = {
   cat,
   echo,
@@ -372,14 +386,14 @@ const READERS: Record<string, Handler> = {
   nl: filter('bdfhilnsvw'),
   head: filter('nc', ['lines', 'bytes']),
   tail: filter('ncs', ['lines', 'bytes', 'pid', 'sleep-interval', 'max-unchanged-stats']),
-  less: reader('bhjkoOpPtTxyz#', []),
+  less,
   more: reader('n'),
   wc: filter('', ['files0-from']),
   file: reader('emfFP', ['magic-file', 'separator', 'files-from', 'exclude', 'parameter']),
   stat: reader('cf', ['format', 'printf']),
   du: reader('BdtX', ['block-size', 'max-depth', 'threshold', 'exclude-from', 'exclude', 'time-style', 'files0-from']),
   df: reader('BtxF', ['block-size', 'type', 'exclude-type', 'output']),
-  tree: reader('LPIoH', ['filelimit', 'timefmt', 'sort', 'charset']),
+  tree: reader('LPIoH', ['filelimit', 'timefmt', 'sort', 'charset', 'fromfile'], 0, ['o']),
   md5sum: reader(),
   sha1sum: reader(),
   sha256sum: reader(),
@@ -407,7 +421,7 @@ const READERS: Record<string, Handler> = {
   rev: decoder(() => true),
   expand: filter('t'),
   unexpand: filter('t'),
-  iconv: filter('fto', ['from-code', 'to-code', 'output']),
+  iconv: filter('fto', ['from-code', 'to-code', 'output'], 0, ['o', 'output']),
   base64: decoder((_c, f) => f.has('d') || f.has('decode') || f.has('D'), 'w', ['wrap']),
   base32: decoder((_c, f) => f.has('d') || f.has('decode')),
   basenc: decoder((_c, f) => f.has('d') || f.has('decode')),
@@ -429,7 +443,6 @@ const READERS: Record<string, Handler> = {
     c.add(['read_only'], 'tr transforms text');
     c.outputTaint = c.stdin.kind === 'data' ? [...c.stdin.taint, 'decoded'] : ['decoded'];
   },
-  jq: reader('f', ['arg', 'argjson', 'slurpfile', 'rawfile', 'indent', 'from-file', 'args', 'jsonargs'], 1),
   yq: reader('', ['arg', 'indent', 'output-format', 'input-format'], 1),
   grep: searcher('efmABCd', ['regexp', 'file', 'max-count', 'after-context', 'before-context', 'context', 'include', 'exclude', 'exclude-dir', 'exclude-from', 'label', 'color', 'colour', 'devices', 'directories', 'binary-files']),
   egrep: searcher('efmABC', ['regexp', 'file', 'include', 'exclude', 'exclude-dir']),
@@ -441,18 +454,12 @@ const READERS: Record<string, Handler> = {
   fd: searcher('etEdxXcjS', ['extension', 'type', 'exclude', 'max-depth', 'min-depth', 'exact-depth', 'exec', 'exec-batch', 'color', 'threads', 'size', 'changed-within', 'changed-before', 'owner', 'max-results', 'base-directory', 'search-path', 'path-separator', 'ignore-file']),
   bat: reader('lHmrp', ['language', 'highlight-line', 'map-syntax', 'theme', 'style', 'line-range', 'paging', 'wrap', 'color', 'tabs', 'terminal-width', 'decorations', 'italic-text', 'pager']),
   find,
-  sed,
-  gsed: sed,
-  awk,
-  gawk: awk,
-  mawk: awk,
-  nawk: awk,
   tee,
   dd,
-  sort: sortH,
+  sort,
   uniq: inOut('writes', 'fsw'),
   split: inOut('writes pieces to', 'lnbaCtd'),
-  csplit: inOut('writes pieces to', 'fbn'),
+  csplit: inOut('writes pieces to', 'fbn', ['f', 'prefix']),
   look: reader('t', [], 1),
   sponge: writer(['mutating'], 'writes'),
   tokei: reader('etcsCo', ['exclude', 'types', 'columns', 'sort', 'output', 'input']),

@@ -7,7 +7,7 @@ import type { Cmd } from '../command';
 import { litWord } from '../words';
 
 const NETWORK = /\b(urllib|urlopen|requests\.|import requests|httpx|aiohttp|http\.client|socket\b|smtplib|ftplib|telnetlib|paramiko|websocket|fetch\s*\(|XMLHttpRequest|require\(\s*['"](node:)?(https?|net|dgram|tls|http2)['"]\s*\)|from\s+['"](node:)?(https?|net|dgram|tls)['"]|\bLWP\b|Net::|IO::Socket|HTTP::Tiny|open-uri|Net::HTTP|TCPSocket|fsockopen|curl_init|file_get_contents\(\s*['"]https?:|https?:\/\/|Deno\.connect|Bun\.connect|WebSocket)/;
-const SPAWN = /\b(os\.system|os\.popen|os\.exec\w*|os\.spawn\w*|subprocess|pty\.spawn|commands\.getoutput|child_process|execSync|spawnSync|execFile|\bexec\s*\(|Deno\.run|Deno\.Command|Bun\.spawn|Bun\.\$|shell_exec|passthru|proc_open|popen|pcntl_exec|\bsystem\s*\(|\bsystem\s+['"]|Open3|IO\.popen|%x\{|`[^`]*`|\bqx[{(/]|Kernel\.exec|Process\.spawn|Runtime\.getRuntime)/;
+const SPAWN = /\b(spawn\s|os\.system|os\.popen|os\.exec\w*|os\.spawn\w*|subprocess|pty\.spawn|commands\.getoutput|child_process|execSync|spawnSync|execFile|\bexec\s*\(|Deno\.run|Deno\.Command|Bun\.spawn|Bun\.\$|shell_exec|passthru|proc_open|popen|pcntl_exec|\bsystem\s*\(|\bsystem\s+['"]|Open3|IO\.popen|%x\{|`[^`]*`|\bqx[{(/]|Kernel\.exec|Process\.spawn|Runtime\.getRuntime)/;
 const EVAL = /\b(eval\s*\(|exec\s*\(|compile\s*\(|__import__|new Function|Function\s*\(|vm\.run\w*|importlib|marshal\.loads|pickle\.loads|instance_eval|class_eval)/;
 const DECODE = /(b64decode|base64|atob\s*\(|fromCharCode|decode\(\s*['"](hex|base64|rot13|rot_13)|codecs\.decode|unhexlify|bytes\.fromhex|Buffer\.from\([^)]*['"](base64|hex)['"]|pack\s*\(\s*['"][Hu]|zlib\.decompress|gzip\.decompress)/;
 const HOME = /\b(expanduser|os\.homedir|homedir\(\)|Path\.home|process\.env\.HOME|process\.env\[['"]HOME['"]\]|os\.environ\[['"]HOME['"]\]|os\.environ\.get\(['"]HOME['"]|getenv\(\s*['"]HOME['"]|\$ENV\{HOME\}|ENV\[['"]HOME['"]\]|Dir\.home|\$_SERVER\[['"]HOME['"]\]|Deno\.env\.get\(['"]HOME['"]\))/;
@@ -35,6 +35,8 @@ function spawnedCommands(code: string): string[] {
     } else out.push(m[3]!);
   }
   for (const m of code.matchAll(/`([^`]+)`|\bqx\{([^}]*)\}/g)) out.push(m[1] ?? m[2]!);
+  // Tcl and expect: `exec cmd args`, `spawn cmd args`, `system cmd`.
+  for (const m of code.matchAll(/(?:^|[\s;[{])(?:exec|spawn)\s+(?!\()([^\]\n;}]+)/g)) out.push(m[1]!.trim());
   return out;
 }
 

@@ -43,7 +43,9 @@ function scriptFile(c: Cmd, w: Word, what: string): void {
   if (c.judge.downloaded.has(v.shown)) c.add(['opaque_code'], `${what} runs ${w.raw}, which this command line downloaded`);
   const text = c.judge.written.get(v.shown);
   if (text !== undefined) {
-    if (/^(sh|bash|zsh|dash|ksh|source|\.)$/.test(c.prog)) c.script(text, `${w.raw}, written earlier on this line`);
+    // `source`/`.` run the file in this very shell; `bash file` in a child.
+    if (/^(source|\.)$/.test(c.prog)) c.script(text, `${w.raw}, written earlier on this line`, undefined, c.inShell ? 'current' : 'subshell');
+    else if (/^(sh|bash|zsh|dash|ksh)$/.test(c.prog)) c.script(text, `${w.raw}, written earlier on this line`);
     else scanInlineCode(c, text, `${w.raw}, written earlier on this line`);
   }
   if (v.cls === 'inside') c.add(['mutating'], `the script may change the workspace`);
@@ -114,7 +116,7 @@ const source: Handler = (c) => {
     return;
   }
   if (literal(w) === '/dev/stdin' || literal(w) === '-') {
-    codeFromStdin(c, c.prog, (t) => c.script(t, `${c.prog} of its input`));
+    codeFromStdin(c, c.prog, (t) => c.script(t, `${c.prog} of its input`, undefined, c.inShell ? 'current' : 'subshell'));
     return;
   }
   scriptFile(c, w, c.prog);
@@ -128,7 +130,8 @@ const evalH: Handler = (c) => {
   const texts = c.args.map((w) => codeText(c, w, 'eval'));
   if (texts.every((t): t is string => t !== null)) {
     c.transparent = true;
-    c.script(texts.join(' '), 'eval');
+    // eval runs in this very shell: its cd and variables carry on.
+    c.script(texts.join(' '), 'eval', undefined, c.inShell ? 'current' : 'subshell');
   }
 };
 
@@ -323,8 +326,6 @@ const deno: Handler = (c) => {
   }
 };
 
-const awkLike = interpreter({ code: [], valued: [], info: [] });
-
 export const INTERPRETERS: Record<string, Handler> = {
   sh: shell,
   bash: shell,
@@ -341,7 +342,7 @@ export const INTERPRETERS: Record<string, Handler> = {
   '.': source,
   eval: evalH,
   deno,
-  expect: awkLike,
+  expect: interpreter({ code: ['-c'], valued: ['-f', '-D'], info: ['-v', '--version'] }),
   ...Object.fromEntries(Object.entries(LANGS).map(([k, l]) => [k, interpreter(l)])),
   python2: interpreter(LANGS.python!),
   python3: interpreter(LANGS.python!),

@@ -71,7 +71,7 @@ const curl: Handler = (c) => {
 };
 
 const wget: Handler = (c) => {
-  const o = parseOpts(c.args, 'OoaPiBeUtTwQlADRIXNH', ['output-document', 'output-file', 'append-output', 'directory-prefix', 'input-file', 'base', 'execute', 'user-agent', 'tries', 'timeout', 'wait', 'quota', 'level', 'accept', 'reject', 'domains', 'include-directories', 'exclude-directories', 'post-data', 'post-file', 'body-data', 'body-file', 'header', 'user', 'password', 'load-cookies', 'save-cookies', 'certificate', 'private-key', 'ca-certificate', 'method', 'config']);
+  const o = parseOpts(c.args, 'OoaPiBeUtTwQlADRIXNH', ['output-document', 'output-file', 'append-output', 'directory-prefix', 'input-file', 'base', 'execute', 'user-agent', 'tries', 'timeout', 'wait', 'quota', 'level', 'accept', 'reject', 'domains', 'include-directories', 'exclude-directories', 'post-data', 'post-file', 'body-data', 'body-file', 'header', 'user', 'password', 'load-cookies', 'save-cookies', 'certificate', 'private-key', 'ca-certificate', 'method', 'config', 'use-askpass']);
   c.add(['networked'], 'wget talks to the network');
   const doc = [...(o.values.get('O') ?? []), ...(o.values.get('output-document') ?? [])];
   if (doc.some((w) => literal(w) === '-')) c.outputTaint = ['remote'];
@@ -89,50 +89,96 @@ const wget: Handler = (c) => {
   for (const k of ['o', 'output-file', 'a', 'append-output', 'save-cookies']) (o.values.get(k) ?? []).forEach((w) => c.path(w, 'write'));
   for (const k of ['i', 'input-file', 'load-cookies', 'certificate', 'private-key', 'ca-certificate', 'config']) (o.values.get(k) ?? []).forEach((w) => c.path(w, 'read'));
   if (o.values.has('e') || o.values.has('execute')) c.add(['unknown'], 'wget -e runs wgetrc commands');
+  for (const askpass of o.values.get('use-askpass') ?? []) c.runs(askpass, 'wget --use-askpass');
   uploads(c, o.values, ['post-file', 'body-file']);
 };
 
-/** ssh: a remote shell; local commands hidden in -o options run here and are parsed. */
-const ssh: Handler = (c) => {
-  const o = parseOpts(c.args, 'bcDEeFIiJLlmOoPpQRSWw', [], true);
-  c.add(['networked'], `${c.prog} connects to another machine`);
-  for (const w of [...(o.values.get('i') ?? []), ...(o.values.get('F') ?? []), ...(o.values.get('E') ?? []), ...(o.values.get('S') ?? [])]) c.path(w, 'read');
-  for (const w of o.values.get('o') ?? []) {
-    const v = literal(w);
-    if (v === null) c.add(['unknown'], `ssh option ${w.raw} is unknown`);
-    else {
-      const m = /^(ProxyCommand|LocalCommand|KnownHostsCommand|RemoteCommand)[= ]\s*(.*)$/i.exec(v);
-      if (m && !/^RemoteCommand$/i.test(m[1]!)) c.script(m[2]!, `ssh -o ${m[1]}`);
-      if (/^PermitLocalCommand[= ]\s*yes/i.test(v)) c.add(['code_execution'], 'ssh runs local commands');
-      const idf = /^(IdentityFile|UserKnownHostsFile|CertificateFile)[= ]\s*(.*)$/i.exec(v);
-      if (idf) c.path(litWord(idf[2]!, false), 'read');
+/**
+ * ssh -o options that run programs here (ProxyCommand, LocalCommand, KnownHostsCommand), load
+ * libraries (PKCS11Provider, SecurityKeyProvider) or name files; scp and sftp take them too.
+ */
+function sshOptions(cmd: Cmd, options: Word[]): void {
+  for (const option of options) {
+    const text = literal(option);
+    if (text === null) {
+      cmd.add(['unknown'], `${cmd.prog} option ${option.raw} is unknown`);
+      continue;
     }
+    const command = /^(ProxyCommand|LocalCommand|KnownHostsCommand)\s*[= ]\s*(.*)$/is.exec(text);
+    if (command && command[2]!.trim().toLowerCase() !== 'none') cmd.runs(litWord(command[2]!), `${cmd.prog} -o ${command[1]}`);
+    if (/^PermitLocalCommand\s*[= ]\s*yes/i.test(text)) cmd.add(['code_execution'], `${cmd.prog} runs local commands`);
+    const library = /^(PKCS11Provider|SecurityKeyProvider)\s*[= ]\s*(.*)$/i.exec(text);
+    if (library) {
+      cmd.add(['code_execution', 'unknown'], `${cmd.prog} -o ${library[1]} loads a library into ssh`);
+      cmd.path(litWord(library[2]!, false), 'read');
+    }
+    const file = /^(IdentityFile|UserKnownHostsFile|GlobalKnownHostsFile|CertificateFile|IdentityAgent|ControlPath|RevokedHostKeys)\s*[= ]\s*(.*)$/i.exec(text);
+    if (file) cmd.path(litWord(file[2]!, false), /^ControlPath$/i.test(file[1]!) ? 'write' : 'read');
+    if (/^(Include)\s*[= ]/i.test(text)) cmd.add(['unknown'], `${cmd.prog} -o Include reads more configuration`);
   }
-  if (c.prog === 'ssh' && o.operands.length <= 1 && !o.flags.has('N') && !o.flags.has('f')) c.add(['interactive'], 'ssh without a command opens a remote login shell');
-  if (c.prog === 'ssh') c.outputTaint = ['remote'];
+}
+
+/** ssh: a remote shell; local commands hidden in -o options run here and are judged. */
+const ssh: Handler = (cmd) => {
+  const opts = parseOpts(cmd.args, 'bcDEeFIiJLlmOoPpQRSWw', [], true);
+  cmd.add(['networked'], `${cmd.prog} connects to another machine`);
+  for (const file of [...(opts.values.get('i') ?? []), ...(opts.values.get('F') ?? [])]) cmd.path(file, 'read');
+  for (const file of [...(opts.values.get('E') ?? []), ...(opts.values.get('S') ?? [])]) cmd.path(file, 'write');
+  for (const library of opts.values.get('I') ?? []) {
+    cmd.add(['code_execution', 'unknown'], 'ssh -I loads a PKCS#11 library into ssh');
+    cmd.path(library, 'read');
+  }
+  sshOptions(cmd, opts.values.get('o') ?? []);
+  if (cmd.prog === 'ssh' && opts.operands.length <= 1 && !opts.flags.has('N') && !opts.flags.has('f')) cmd.add(['interactive'], 'ssh without a command opens a remote login shell');
+  if (cmd.prog === 'ssh') cmd.outputTaint = ['remote'];
 };
 
-/** scp / rsync / sftp: `host:path` operands are remote; the local ones are judged as paths. */
-const remoteCopy: Handler = (c) => {
-  const o = parseOpts(c.args, c.prog === 'rsync' ? 'eBfTM' : 'cFiJloPSDX', ['rsh', 'rsync-path', 'exclude', 'include', 'exclude-from', 'include-from', 'files-from', 'filter', 'temp-dir', 'partial-dir', 'backup-dir', 'compare-dest', 'copy-dest', 'link-dest', 'log-file', 'password-file', 'chmod', 'chown', 'usermap', 'groupmap', 'timeout', 'bwlimit', 'port', 'sockopts', 'out-format', 'suffix', 'max-size', 'min-size', 'max-delete', 'modify-window', 'iconv', 'checksum-choice', 'compress-choice', 'info', 'debug']);
-  const remote = (w: Word) => {
-    const v = literal(w);
-    return v !== null && (looksRemote(v) || /^[^/]*:/.test(v) || v.startsWith('rsync://'));
+const RSYNC_VALUED_LONG = [
+  'rsh', 'rsync-path', 'exclude', 'include', 'exclude-from', 'include-from', 'files-from', 'filter', 'temp-dir', 'partial-dir', 'backup-dir', 'compare-dest',
+  'copy-dest', 'link-dest', 'log-file', 'log-file-format', 'password-file', 'chmod', 'chown', 'usermap', 'groupmap', 'timeout', 'bwlimit', 'port', 'sockopts',
+  'out-format', 'suffix', 'max-size', 'min-size', 'max-delete', 'modify-window', 'iconv', 'checksum-choice', 'compress-choice', 'info', 'debug',
+  'write-batch', 'only-write-batch', 'read-batch', 'early-input', 'config', 'dparam', 'contimeout', 'address', 'outbuf', 'protocol', 'stop-after', 'stop-at',
+];
+
+/**
+ * scp / rsync / sftp: `host:path` operands are remote; the local ones are judged as paths.
+ * `rsync -e`/`--rsh` and `scp -S`/`sftp -S` name the program that carries the copy (run here);
+ * `sftp -D` runs a local sftp server; `--rsync-path` runs on the other side.
+ */
+const remoteCopy: Handler = (cmd) => {
+  const valued = cmd.prog === 'rsync' ? 'eBfTM' : cmd.prog === 'sftp' ? 'bBcDFiJloPRSs' : 'cFiJloPSDX';
+  const opts = parseOpts(cmd.args, valued, RSYNC_VALUED_LONG);
+  const values = (...keys: string[]) => keys.flatMap((key) => opts.values.get(key) ?? []);
+  const remote = (word: Word) => {
+    const text = literal(word);
+    return text !== null && (looksRemote(text) || /^[^/]*:/.test(text) || text.startsWith('rsync://'));
   };
-  const anyRemote = o.operands.some(remote);
-  if (anyRemote || c.prog === 'sftp') c.add(['networked'], `${c.prog} copies to or from another machine`);
-  else c.add(['mutating'], `${c.prog} copies files`);
-  if (o.flags.has('delete') || [...o.flags].some((f) => f.startsWith('delete') || f === 'remove-source-files')) c.add(['destructive'], `${c.prog} deletes files`);
-  for (const w of [...(o.values.get('e') ?? []), ...(o.values.get('rsh') ?? [])]) {
-    const v = literal(w);
-    if (v === null) c.add(['obfuscation'], `${c.prog} -e runs a computed command`);
-    else c.script(v, `${c.prog} -e`);
+  const anyRemote = opts.operands.some(remote);
+  if (anyRemote || cmd.prog === 'sftp') cmd.add(['networked'], `${cmd.prog} copies to or from another machine`);
+  else cmd.add(['mutating'], `${cmd.prog} copies files`);
+  if (opts.flags.has('delete') || [...opts.flags].some((flag) => flag.startsWith('delete') || flag === 'remove-source-files')) cmd.add(['destructive'], `${cmd.prog} deletes files`);
+  const transports = cmd.prog === 'rsync' ? values('e', 'rsh') : values('S');
+  for (const transport of transports) cmd.runs(transport, `${cmd.prog} ${cmd.prog === 'rsync' ? '-e' : '-S'}`);
+  if (cmd.prog === 'sftp') {
+    for (const server of values('D')) cmd.runs(server, 'sftp -D');
+    for (const batch of values('b')) {
+      cmd.path(batch, 'read');
+      cmd.add(['code_execution', 'unknown'], 'sftp -b runs a batch file, whose `!` lines are local shell commands');
+    }
   }
-  for (const k of ['i', 'F', 'exclude-from', 'include-from', 'files-from', 'password-file']) (o.values.get(k) ?? []).forEach((w) => c.path(w, 'read'));
-  for (const k of ['log-file', 'temp-dir', 'backup-dir', 'partial-dir']) (o.values.get(k) ?? []).forEach((w) => c.path(w, 'write'));
-  const locals = o.operands.filter((w) => !remote(w));
-  const last = o.operands[o.operands.length - 1];
-  for (const w of locals) c.path(w, w === last && o.operands.length > 1 ? 'write' : 'read', w === last ? 'copies into' : 'copies');
+  for (const remotePath of values('rsync-path')) cmd.add(['code_execution', 'unknown'], `rsync --rsync-path runs ${remotePath.raw} on the other side`);
+  if (cmd.prog !== 'rsync') sshOptions(cmd, values('o'));
+  const reads = ['exclude-from', 'include-from', 'files-from', 'password-file', 'read-batch', 'early-input', 'compare-dest', 'copy-dest', 'link-dest', 'config'];
+  if (cmd.prog !== 'rsync') reads.push('i', 'F');
+  for (const file of values(...reads)) cmd.path(file, 'read');
+  for (const file of values('log-file', 'temp-dir', 'backup-dir', 'partial-dir', 'write-batch', 'only-write-batch')) cmd.path(file, 'write');
+  for (const rule of values('filter', 'f')) {
+    const merge = /^(?:merge|\.|dir-merge|:)[-+,\w]*\s+(.+)$/.exec(literal(rule) ?? '');
+    if (merge) cmd.path(litWord(merge[1]!, false), 'read');
+  }
+  const locals = opts.operands.filter((word) => !remote(word));
+  const last = opts.operands[opts.operands.length - 1];
+  for (const word of locals) cmd.path(word, word === last && opts.operands.length > 1 ? 'write' : 'read', word === last ? 'copies into' : 'copies');
 };
 
 const netcat: Handler = (c) => {

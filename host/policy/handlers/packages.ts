@@ -19,8 +19,12 @@ function install(c: Cmd, what: string): void {
   }
 }
 
-function runsScripts(c: Cmd, what: string): void {
-  c.add(['code_execution', 'mutating'], `${what} runs the project's scripts`);
+function runsScripts(cmd: Cmd, what: string): void {
+  cmd.add(['code_execution', 'mutating'], `${what} runs the project's scripts`);
+  // --script-shell=PROG runs every script through PROG; --prefix/-C run another directory's scripts.
+  const opts = parseOpts(cmd.args, 'C', ['script-shell', 'prefix', 'cwd', 'dir']);
+  for (const shell of opts.values.get('script-shell') ?? []) cmd.runs(shell, `${what} --script-shell`);
+  for (const dir of ['prefix', 'cwd', 'dir', 'C'].flatMap((key) => opts.values.get(key) ?? [])) cmd.path(dir, 'read', 'runs the scripts of');
 }
 
 const NPM_READ = new Set(['ls', 'list', 'll', 'la', 'outdated', 'why', 'explain', 'help', 'help-search', 'prefix', 'root', 'bin', 'config-get', 'version-check', 'doctor', 'fund', 'query', 'sbom', 'get', 'find-dupes', '-v', '--version', '-h', '--help', 'completion']);
