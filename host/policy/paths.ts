@@ -5,7 +5,7 @@
  */
 import { posix } from 'node:path';
 import type { Category } from '../protocol/policy';
-import { braceExpansion, hasGlob, isLiteral, literal, literalPrefix, type Word } from './words';
+import { braceExpansion, hasGlob, isLiteral, literal, literalPrefix, tildeAsHome, type Word } from './words';
 
 export type PathClass =
   | 'inside'
@@ -111,7 +111,8 @@ function homeJoin(rest: string, ctx: PathContext): PathVerdict {
 }
 
 /** Judges one path word against the workspace. */
-export function judgePath(w: Word, ctx: PathContext): PathVerdict {
+export function judgePath(word: Word, ctx: PathContext): PathVerdict {
+  const w = tildeAsHome(word);
   if (isLiteral(w)) {
     const expansion = braceExpansion(w);
     const glob = hasGlob(w);

@@ -56,7 +56,8 @@ function endlessLoop(node: SyntaxNode): boolean {
     if (child?.isNamed && node.fieldNameForChild(i) === 'condition') condition.push(child.text.trim());
   }
   const text = condition.join(' ');
-  if (node.type === 'until_statement') return text === 'false';
+  // tree-sitter-bash parses `until` as a while_statement whose first child is the keyword.
+  if (node.type === 'until_statement' || node.child(0)?.type === 'until') return text === 'false' || text === '! true' || text === '! :';
   return /^(true|:|\[ 1 \]|\[\[ 1 \]\]|\(\(\s*1\s*\)\))$/.test(text);
 }
 

@@ -314,6 +314,18 @@ export function evalWord(node: SyntaxNode, scope: WordScope): Word {
   return { raw: node.text, segs: mergeLits(segs) };
 }
 
+/**
+ * A word whose unquoted text starts with `~`, read as the home directory. Bash leaves `~` alone in
+ * `--file=~/x` or a sed `w ~/x`, but whoever wrote it meant home, and a directory really named
+ * `~` in the workspace is rarer than a mistake; the cautious reading is home.
+ */
+export function tildeAsHome(w: Word): Word {
+  const first = w.segs[0];
+  if (!first || first.t !== 'lit' || first.q || !first.s.startsWith('~')) return w;
+  const tilde = tildeSegs(first.s);
+  return tilde ? { raw: w.raw, segs: [...tilde, ...w.segs.slice(1)] } : w;
+}
+
 /** `~`, `~/x`, `~user/x` as segments, or null when the text is not a tilde prefix (`~x.txt` is). */
 function tildeSegs(text: string): Seg[] | null {
   const m = /^~([A-Za-z0-9._+-]*)(.*)$/s.exec(text);

@@ -26,6 +26,14 @@ function inputValue(cmd: Cmd, what: string): Value {
   return { kind: 'unknown', taint: cmd.stdin.kind === 'data' ? cmd.stdin.taint : [], what };
 }
 
+/** How many input items known literally (a here-string, echo of literal text) are judged one by one. */
+const MAX_LITERAL_INPUTS = 32;
+
+/**
+ * xargs [options] [command [args]]: the command (echo by default) runs with the input as extra
+ * arguments, or, with -I TOKEN, with TOKEN replaced by each input line. Input known literally is
+ * used as is; otherwise it is workspace paths (from find ., git ls-files) or unknown.
+ */
 const xargs: Handler = (cmd) => {
   const opts = parseOpts(cmd.args, 'IiEeLlnPsdaJR', ['replace', 'eof', 'max-lines', 'max-args', 'max-procs', 'max-chars', 'delimiter', 'arg-file', 'process-slot-var'], true);
   if (opts.flags.has('p') || opts.flags.has('interactive')) cmd.add(['interactive'], 'xargs -p asks on the terminal');
@@ -33,36 +41,56 @@ const xargs: Handler = (cmd) => {
   for (const file of argFiles) cmd.path(file, 'read');
   const inner = opts.operands.length > 0 ? opts.operands : [litWord('echo')];
   const value: Value = argFiles.length > 0 ? { kind: 'unknown', taint: [], what: 'xargs -a input' } : inputValue(cmd, 'xargs input');
-  cmd.transparent = true;
-  // Input known literally (a here-string, echo of literal text): those are the arguments.
   const replaceToken = literal((opts.values.get('I') ?? opts.values.get('replace') ?? opts.values.get('i') ?? [])[0] ?? litWord('')) || null;
-  if (argFiles.length === 0 && cmd.stdin.kind === 'data' && cmd.stdin.text !== null && replaceToken === null) {
-    const args = cmd.stdin.text.split(/\s+/).filter(Boolean).map((arg) => litWord(arg));
+  const knownText = argFiles.length === 0 && cmd.stdin.kind === 'data' ? cmd.stdin.text : null;
+  cmd.transparent = true;
+  if (knownText !== null && replaceToken === null) {
+    const args = knownText.split(/\s+/).filter(Boolean).map((arg) => litWord(arg));
     cmd.nested([...inner, ...args], { kind: 'inherit' });
     return;
   }
   const valueWord: Word = { raw: '{xargs input}', segs: [{ t: 'val', v: value, q: true }] };
-  const words = replaceToken ? inner.map((word) => (literal(word)?.includes(replaceToken) ? valueWord : word)) : [...inner, valueWord];
-  // A shell run by xargs: its script is judged, with the input as $1…, or as code when the
+  const inputs = knownText !== null ? knownText.split('\n').filter((line) => line.trim() !== '').slice(0, MAX_LITERAL_INPUTS).map((line) => litWord(line)) : [valueWord];
+  for (const input of inputs) runOnce(cmd, inner, input, replaceToken);
+};
+
+/** Judges the command xargs runs for one input item (literal, or a value word). */
+function runOnce(cmd: Cmd, inner: Word[], input: Word, replaceToken: string | null): void {
+  const first = input.segs[0];
+  const value: Value = literal(input) !== null ? { kind: 'unknown', taint: [], what: input.raw } : first?.t === 'val' ? first.v : { kind: 'unknown', taint: [], what: input.raw };
+  const words = replaceToken ? inner.map((word) => (literal(word)?.includes(replaceToken) ? substitute(word, replaceToken, input) : word)) : [...inner, input];
+  // A shell run by xargs: its script is judged with the input as $1…, or as code when the
   // replace token lands inside the script text itself.
   const prog = literal(inner[0]!);
   if (prog && /^(sh|bash|zsh|dash|ksh)$/.test(prog)) {
     const codeAt = inner.findIndex((word) => /^-\w*c$/.test(literal(word) ?? ''));
     const code = codeAt >= 0 ? inner[codeAt + 1] : undefined;
     const text = code ? literal(code) : null;
+    const inputText = literal(input);
     if (code && text !== null && replaceToken !== null && text.includes(replaceToken)) {
-      cmd.add(value.kind === 'unknown' && value.taint.length > 0 ? ['opaque_code'] : ['code_execution', 'unknown'], `xargs puts its input into the ${prog} -c script, so the input runs as code`);
-      cmd.script(text.split(replaceToken).join('"$1"'), `xargs ${prog} -c`, [value]);
-    } else if (code && text !== null) cmd.script(text, `xargs ${prog} -c`, Array.from({ length: 9 }, () => value));
+      if (inputText !== null) cmd.script(text.split(replaceToken).join(inputText), `xargs ${prog} -c`);
+      else {
+        cmd.add(value.kind === 'unknown' && value.taint.length > 0 ? ['opaque_code'] : ['code_execution', 'unknown'], `xargs puts its input into the ${prog} -c script, so the input runs as code`);
+        cmd.script(text.split(replaceToken).join('"$1"'), `xargs ${prog} -c`, [value]);
+      }
+    } else if (code && text !== null) cmd.script(text, `xargs ${prog} -c`, Array.from({ length: 9 }, () => (inputText ?? value)));
     else cmd.nested(words, { kind: 'data', text: null, taint: value.kind === 'unknown' ? value.taint : [], from: 'xargs input' });
     return;
   }
   const outcome = cmd.nested(words, { kind: 'inherit' });
   cmd.outputTaint = outcome.outputTaint;
-  if (taints(valueWord).size > 0 && outcome.findings.some((f) => f.categories.includes('code_execution'))) {
+  if (taints(input).size > 0 && outcome.findings.some((f) => f.categories.includes('code_execution'))) {
     cmd.add(['opaque_code'], 'xargs feeds downloaded or decoded input to a program that runs code');
   }
-};
+}
+
+/** `word` with the replace token standing for the input (a literal line keeps its text). */
+function substitute(word: Word, token: string, input: Word): Word {
+  const text = literal(word)!;
+  const inputText = literal(input);
+  if (inputText !== null) return litWord(text.split(token).join(inputText));
+  return text === token ? input : { raw: word.raw, segs: [{ t: 'val', v: input.segs[0]?.t === 'val' ? input.segs[0].v : { kind: 'unknown', taint: [], what: word.raw }, q: true }] };
+}
 
 /** GNU parallel's replacement strings: `{}`, `{.}`, `{/}`, `{//}`, `{/.}`, `{#}`, `{%}`, `{1}` … */
 const REPLACEMENT = /\{(\d+)?(\.|\/|\/\/|\/\.|#|%)?\}/g;

@@ -208,7 +208,8 @@ function sub(cmd: Cmd, name: string, args: Word[]): void {
   }
   if (name === 'bisect' && operands[0] === 'run') {
     cmd.add(['mutating'], 'git bisect run checks out commits');
-    if (opts.operands.length > 1) cmd.nested(opts.operands.slice(1));
+    const command = args.slice(args.findIndex((word) => literal(word) === 'run') + 1);
+    if (command.length > 0) cmd.nested(command);
     return;
   }
   if (name === 'clean') {

@@ -111,9 +111,9 @@ function anyVerb(changing: RegExp): Handler {
 
 /** sysctl: reading keys is harmless; -w, -p/--load, --system or `key=value` writes kernel settings. */
 const sysctl: Handler = (cmd) => {
-  const opts = parseOpts(cmd.args, 'p', ['load', 'pattern']);
-  const writes = opts.flags.has('w') || opts.flags.has('write') || opts.values.has('p') || opts.values.has('load') || opts.flags.has('p') || opts.flags.has('system') || opts.flags.has('load');
-  if (writes || opts.operands.some((word) => (literal(word) ?? '=').includes('='))) changes(cmd, 'sysctl -w (kernel settings)');
+  const opts = parseOpts(cmd.args, '', ['pattern']);
+  const loads = cmd.vals.some((value) => value !== null && /^(-[a-zA-Z]*[wpf]|--write|--load(=.*)?|--system)$/.test(value));
+  if (loads || opts.operands.some((word) => (literal(word) ?? '=').includes('='))) changes(cmd, 'sysctl -w (kernel settings)');
   else cmd.add(['read_only'], 'sysctl only reads kernel settings');
 };
 
@@ -121,12 +121,22 @@ const IP_CHANGES = /^(add|del|delete|change|chg|replace|set|flush|append|prepend
 
 /** ip OBJECT [COMMAND]: show/list reads; add, set, del, route changes … change the host's network. */
 const ip: Handler = (cmd) => {
-  const opts = parseOpts(cmd.args, 'nbrfl', ['netns', 'batch', 'rc', 'family', 'loops']);
-  if (opts.values.has('b') || opts.values.has('batch') || opts.flags.has('force')) {
-    changes(cmd, 'ip -batch');
-    return;
+  // ip's options are single-dash words (-br, -json, -netns NAME, -batch FILE).
+  const operands: Word[] = [];
+  for (let at = 0; at < cmd.args.length; at++) {
+    const option = cmd.vals[at];
+    if (option === null || option === undefined || !option.startsWith('-')) {
+      operands.push(...cmd.args.slice(at));
+      break;
+    }
+    if (/^-(b|batch|force)$/.test(option)) {
+      changes(cmd, 'ip -batch');
+      return;
+    }
+    if (/^-(n|netns|f|family|rc|rcvbuf|l|loops)$/.test(option)) at++;
   }
-  const words = opts.operands.map((word) => literal(word));
+  const opts = { operands };
+  const words = operands.map((word) => literal(word));
   if (words.some((word) => word === null)) {
     cmd.add(['unknown'], 'ip with a computed argument could change anything');
     return;

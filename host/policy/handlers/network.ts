@@ -4,7 +4,7 @@ import type { Handler } from '../classify';
 import type { Cmd } from '../command';
 import { parseOpts } from '../command';
 import { looksRemote } from '../paths';
-import { literal, litWord, type Word } from '../words';
+import { dropPrefix, literal, literalPrefix, litWord, type Word } from '../words';
 
 function downloadedTo(c: Cmd, w: Word): void {
   const v = c.path(w, 'write', 'saves a download to');
@@ -26,7 +26,10 @@ function uploads(c: Cmd, values: Map<string, Word[]>, keys: string[]): void {
       }
       const v = literal(w);
       if (v === null) {
-        c.add(['unknown'], `sends data whose value is unknown (${w.raw})`);
+        // `-d @$HOME/.netrc`: the file after `@` is read, whatever it is.
+        const at = literalPrefix(w).indexOf('@');
+        if (at >= 0) c.path(dropPrefix(w, at + 1), 'read', 'uploads');
+        else c.add(['unknown'], `sends data whose value is unknown (${w.raw})`);
         continue;
       }
       const m = /@([^;,]+)/.exec(v);

@@ -25,6 +25,7 @@ function runsScripts(cmd: Cmd, what: string): void {
   const opts = parseOpts(cmd.args, 'C', ['script-shell', 'prefix', 'cwd', 'dir']);
   for (const shell of opts.values.get('script-shell') ?? []) cmd.runs(shell, `${what} --script-shell`);
   for (const dir of ['prefix', 'cwd', 'dir', 'C'].flatMap((key) => opts.values.get(key) ?? [])) cmd.path(dir, 'read', 'runs the scripts of');
+  cmd.argumentPaths();
 }
 
 const NPM_READ = new Set(['ls', 'list', 'll', 'la', 'outdated', 'why', 'explain', 'help', 'help-search', 'prefix', 'root', 'bin', 'config-get', 'version-check', 'doctor', 'fund', 'query', 'sbom', 'get', 'find-dupes', '-v', '--version', '-h', '--help', 'completion']);
