@@ -25,7 +25,7 @@ export interface ParserOptions {
    * The process makes a decision or two and exits (the CLI). V8 then compiles the 1.3 MB
    * grammar with its baseline compiler only: by default it also optimises the whole module on
    * background threads, and a one-shot process waits for that work at exit, several times the
-   * cost of the parse itself (docs/performance.md has the figures). A long-lived process (the
+   * cost of the parse itself (docs/policy.md, "Cold start", has the figures). A long-lived process (the
    * host, a mount server) should leave this off, since optimised code parses faster once warm.
    * The choice is process-wide and fixed by the first load: it cannot change once wasm is compiled.
    */

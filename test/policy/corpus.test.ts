@@ -4,24 +4,12 @@
  * Each line of corpus.jsonl is { cmd | argv, cwd?, expect, categories?, note }.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
-import { z } from 'zod';
-import { Action, Category, Decision } from '../../host/protocol/policy';
+import { Action, Decision } from '../../host/protocol/policy';
 import { createPolicyEngine, type PolicyEngine } from '../../host/policy/engine';
-
-const Case = z.strictObject({
-  cmd: z.string().optional(),
-  argv: z.array(z.string()).optional(),
-  cwd: z.string().optional(),
-  expect: Action,
-  categories: z.array(Category).optional(),
-  note: z.string(),
-});
-type Case = z.infer<typeof Case>;
-
-export const MOUNT = '/workspace';
+import { loadCorpus, MOUNT } from './corpusFile';
 
 /** The bypass families of issue 8; corpus notes start with the family's name. */
 const FAMILIES = [
@@ -35,18 +23,6 @@ const FAMILIES = [
   'host system state',
   'resource exhaustion',
 ];
-export function loadCorpus(): Case[] {
-  const text = readFileSync(join(__dirname, 'corpus.jsonl'), 'utf8');
-  return text
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l, i) => {
-      const c = Case.parse(JSON.parse(l));
-      assert.ok((c.cmd === undefined) !== (c.argv === undefined), `corpus line ${i + 1}: give cmd or argv`);
-      return c;
-    });
-}
-
 describe('policy corpus', () => {
   const cases = loadCorpus();
   let engine: PolicyEngine;
@@ -83,6 +59,20 @@ describe('policy corpus', () => {
       assert.ok(d.reason.length > 0 && d.rule.length > 0);
     });
   }
+});
+
+/**
+ * One-shot processes compile the grammar with V8's baseline compiler only (a fast start); the
+ * decisions must be the same as a long-lived process's, which uses the optimising tier.
+ */
+describe('policy in a one-shot process', () => {
+  it('decides the whole corpus exactly as a long-lived process does', async () => {
+    const engine = await createPolicyEngine();
+    const here = loadCorpus().map((c) => engine.decide(c.cmd !== undefined ? { shell: c.cmd } : { argv: c.argv! }, { mountpoint: MOUNT, cwd: c.cwd ?? MOUNT, home: '/home/user', rules: [] }));
+    const child = spawnSync(process.execPath, ['--import', 'tsx', join(__dirname, '..', 'fixtures', 'policyDecisions.ts')], { encoding: 'utf8', maxBuffer: 64 << 20 });
+    assert.equal(child.status, 0, child.stderr);
+    assert.deepEqual(JSON.parse(child.stdout), here);
+  });
 });
 
 /**
