@@ -30,7 +30,9 @@ export const BUILTIN_CATEGORY_ACTIONS: Record<Category, { action: Action; reason
  * Categories whose action is a floor: an argv rule that allows a command cannot lower them
  * (only a category rule in the user's file can). `cat *` allowed still cannot read /etc/shadow.
  */
-export const GUARD_CATEGORIES: ReadonlySet<Category> = new Set<Category>(['host_escape', 'privilege', 'persistence', 'opaque_code', 'obfuscation', 'resource_exhaustion', 'unknown']);
+export const GUARD_CATEGORIES: ReadonlySet<Category> = new Set<Category>([
+  'host_escape', 'privilege', 'persistence', 'opaque_code', 'obfuscation', 'resource_exhaustion', 'unknown',
+]);
 
 /** The built-in defaults as rules, so `avfs policy rules` can list them beside the user's. */
 export function builtinRules(): PolicyRule[] {

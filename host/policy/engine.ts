@@ -28,7 +28,8 @@ export interface PolicyEngine {
 
 function checkContext(ctx: PolicyContext): void {
   for (const [k, v] of [['mountpoint', ctx.mountpoint], ['cwd', ctx.cwd]] as const) {
-    if (typeof v !== 'string' || !posix.isAbsolute(v)) throw new AvfsError('InvalidInput', `policy context ${k} must be an absolute path, got ${JSON.stringify(v)}`, { field: k });
+    if (typeof v !== 'string' || !posix.isAbsolute(v)) throw new AvfsError('InvalidInput',
+        `policy context ${k} must be an absolute path, got ${JSON.stringify(v)}`, { field: k });
   }
 }
 

@@ -21,7 +21,16 @@ const COMMAND_VARS = new Set([
 
 /** Variables that make programs load code or startup files from elsewhere. */
 const HIJACK_VARS =
-  /^(LD_PRELOAD|LD_LIBRARY_PATH|LD_AUDIT|LD_DEBUG_OUTPUT|DYLD_\w+|GLIBC_TUNABLES|BASH_ENV|ENV|ZDOTDIR|PROMPT_COMMAND|PS0|PS1|PS4|BASH_LOADABLES_PATH|NODE_PATH|NODE_REPL_EXTERNAL_MODULE|PYTHONSTARTUP|PYTHONPATH|PYTHONHOME|PYTHONUSERBASE|PYTHONBREAKPOINT|PYTHONINSPECT|PERL5OPT|PERL5LIB|PERLLIB|PERL5DB|RUBYOPT|RUBYLIB|BUNDLE_GEMFILE|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|JDK_JAVA_OPTIONS|CLASSPATH|GCONV_PATH|LOCPATH|NLSPATH|HOSTALIASES|GIT_EXEC_PATH|GIT_TEMPLATE_DIR|SHELLOPTS|BASHOPTS|MAKEFLAGS|MFLAGS|GNUMAKEFLAGS|LUA_PATH|LUA_CPATH|TCLLIBPATH|npm_config_\w+|NPM_CONFIG_\w+)$/;
+  new RegExp(
+    [
+      String.raw`^(LD_PRELOAD|LD_LIBRARY_PATH|LD_AUDIT|LD_DEBUG_OUTPUT|DYLD_\w+|GLIBC_TUNABLES|BASH_ENV|ENV|ZDOTDIR`,
+      String.raw`|PROMPT_COMMAND|PS0|PS1|PS4|BASH_LOADABLES_PATH|NODE_PATH|NODE_REPL_EXTERNAL_MODULE|PYTHONSTARTUP|PYTHONPATH`,
+      String.raw`|PYTHONHOME|PYTHONUSERBASE|PYTHONBREAKPOINT|PYTHONINSPECT|PERL5OPT|PERL5LIB|PERLLIB|PERL5DB|RUBYOPT|RUBYLIB`,
+      String.raw`|BUNDLE_GEMFILE|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|JDK_JAVA_OPTIONS|CLASSPATH|GCONV_PATH|LOCPATH|NLSPATH`,
+      String.raw`|HOSTALIASES|GIT_EXEC_PATH|GIT_TEMPLATE_DIR|SHELLOPTS|BASHOPTS|MAKEFLAGS|MFLAGS|GNUMAKEFLAGS|LUA_PATH`,
+      String.raw`|LUA_CPATH|TCLLIBPATH|npm_config_\w+|NPM_CONFIG_\w+)$`,
+    ].join(''),
+  );
 
 /** Where programs read their configuration (and so their pagers, editors, hooks, aliases) from. */
 const CONFIG_HOME_VARS = new Set(['HOME', 'XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'GNUPGHOME', 'npm_config_userconfig', 'CARGO_HOME', 'RUSTUP_HOME', 'GEM_HOME']);
@@ -32,10 +41,26 @@ const GIT_CONFIG_VARS = /^(GIT_CONFIG_PARAMETERS|GIT_CONFIG_KEY_\d+|GIT_CONFIG_V
  * NODE_OPTIONS flags that load no code and open nothing: memory sizes, warnings, source maps.
  * Anything else (--require, --import, --loader, --inspect …) makes every node program run more.
  */
-const HARMLESS_NODE_OPTION = /^--(max-old-space-size|max-semi-space-size|stack-size|stack-trace-limit|enable-source-maps|no-warnings|no-deprecation|trace-warnings|trace-deprecation|trace-uncaught|unhandled-rejections|experimental-vm-modules|experimental-specifier-resolution|dns-result-order|use-openssl-ca|use-bundled-ca|preserve-symlinks|preserve-symlinks-main|max-http-header-size|openssl-legacy-provider|no-experimental-fetch|experimental-fetch|experimental-global-webcrypto|title|disable-proto|force-fips|zero-fill-buffers|abort-on-uncaught-exception|trace-exit|trace-sigint|experimental-json-modules|no-addons|pending-deprecation|throw-deprecation|frozen-intrinsics)(=\S*)?$/;
+const HARMLESS_NODE_OPTION = new RegExp(
+  [
+    String.raw`^--(max-old-space-size|max-semi-space-size|stack-size|stack-trace-limit|enable-source-maps|no-warnings`,
+    String.raw`|no-deprecation|trace-warnings|trace-deprecation|trace-uncaught|unhandled-rejections|experimental-vm-modules`,
+    String.raw`|experimental-specifier-resolution|dns-result-order|use-openssl-ca|use-bundled-ca|preserve-symlinks`,
+    String.raw`|preserve-symlinks-main|max-http-header-size|openssl-legacy-provider|no-experimental-fetch|experimental-fetch`,
+    String.raw`|experimental-global-webcrypto|title|disable-proto|force-fips|zero-fill-buffers|abort-on-uncaught-exception`,
+    String.raw`|trace-exit|trace-sigint|experimental-json-modules|no-addons|pending-deprecation|throw-deprecation`,
+    String.raw`|frozen-intrinsics)(=\S*)?$`,
+  ].join(''),
+);
 
 /** MAKEFLAGS that only tune make (jobs, silence, keep going), not what recipes run. */
-const HARMLESS_MAKEFLAGS = /^(\s*(-?j\s*\d*|--jobs(=\d+)?|-?k|--keep-going|-?s|--silent|--quiet|--no-print-directory|-?w|--print-directory|-O\w*|--output-sync(=\w+)?|-l\s*[\d.]+|--load-average(=[\d.]+)?|-?i|--ignore-errors|-?r|--no-builtin-rules)\s*)*$/;
+const HARMLESS_MAKEFLAGS = new RegExp(
+  [
+    String.raw`^(\s*(-?j\s*\d*|--jobs(=\d+)?|-?k|--keep-going|-?s|--silent|--quiet|--no-print-directory|-?w|--print-directory`,
+    String.raw`|-O\w*|--output-sync(=\w+)?|-l\s*[\d.]+|--load-average(=[\d.]+)?|-?i|--ignore-errors|-?r`,
+    String.raw`|--no-builtin-rules)\s*)*$`,
+  ].join(''),
+);
 
 function pathPieces(value: string): string[] {
   return value.split(/[:\s]+/).filter((piece) => piece !== '' && !piece.startsWith('-'));
@@ -72,7 +97,13 @@ export function judgeAssignment(cmd: Cmd, name: string, value: Word): void {
   if (GIT_CONFIG_VARS.test(name)) {
     if (text === null) cmd.add(['unknown'], `${name} sets git configuration the policy cannot know`);
     else if (/hookspath/i.test(text)) cmd.add(['persistence'], `${name} points git's hooks somewhere else`);
-    else if (/fsmonitor|sshcommand|pager|editor|askpass|external|textconv|filter\.|credential|alias\.|uploadpack|receivepack|gitproxy|include|\.cmd|\.tool|program/i.test(text)) {
+    else if (new RegExp(
+      [
+        String.raw`fsmonitor|sshcommand|pager|editor|askpass|external|textconv|filter\.|credential|alias\.|uploadpack|receivepack`,
+        String.raw`|gitproxy|include|\.cmd|\.tool|program`,
+      ].join(''),
+      'i',
+    ).test(text)) {
       cmd.add(['code_execution', 'unknown'], `${name} sets a git option that runs programs`);
     }
     if (text !== null && /^(GIT_CONFIG|GIT_CONFIG_GLOBAL|GIT_CONFIG_SYSTEM)$/.test(name)) {
@@ -104,7 +135,8 @@ export function judgeAssignment(cmd: Cmd, name: string, value: Word): void {
  */
 function judgePath(cmd: Cmd, value: Word): void {
   const pieces = splitWord(value, ':');
-  const isOldPath = (piece: Word) => piece.segs.length === 1 && piece.segs[0]!.t === 'val' && piece.segs[0]!.v.kind === 'unknown' && piece.segs[0]!.v.what === '$PATH';
+  const isOldPath = (piece: Word) => piece.segs.length === 1 && piece.segs[0]!.t === 'val' && piece.segs[0]!.v.kind === 'unknown' &&
+      piece.segs[0]!.v.what === '$PATH';
   if (pieces[0] && isOldPath(pieces[0])) cmd.add(['code_execution'], 'PATH gets another directory at its end, so more programs can run');
   else cmd.add(['code_execution', 'unknown'], 'PATH is replaced or gets a directory first, so program names may resolve anywhere');
   for (const piece of pieces) {

@@ -54,7 +54,12 @@ const SECRET_RE = [
   /^\/var\/run\/docker\.sock$|^\/run\/docker\.sock$/,
 ];
 const HOME_SECRET_RE =
-  /^(\.ssh|\.aws|\.gnupg|\.kube|\.docker|\.azure|\.netrc|\.npmrc|\.pypirc|\.git-credentials|\.gitconfig|\.config\/gcloud|\.config\/gh|\.bash_history|\.zsh_history|\.password-store|\.vault-token|\.avfs)(\/|$)/;
+  new RegExp(
+    [
+      String.raw`^(\.ssh|\.aws|\.gnupg|\.kube|\.docker|\.azure|\.netrc|\.npmrc|\.pypirc|\.git-credentials|\.gitconfig`,
+      String.raw`|\.config\/gcloud|\.config\/gh|\.bash_history|\.zsh_history|\.password-store|\.vault-token|\.avfs)(\/|$)`,
+    ].join(''),
+  );
 
 function inside(p: string, mount: string): boolean {
   return mount === '/' || p === mount || p.startsWith(mount + '/');
@@ -198,7 +203,8 @@ const TEMP_DIRS = /^\/(tmp|var\/tmp|dev\/shm|private\/tmp)(\/|$)/;
  */
 export function programDirectory(v: PathVerdict): PathFinding | null {
   if (v.cls === 'unknown') return { categories: ['unknown'], why: `runs programs from a place whose value is unknown (${v.shown})` };
-  if (v.cls === 'secret' || v.cls === 'socket' || TEMP_DIRS.test(v.shown)) return { categories: ['host_escape'], why: `runs programs from outside the workspace (${v.shown})` };
+  if (v.cls === 'secret' || v.cls === 'socket' || TEMP_DIRS.test(v.shown)) return { categories: ['host_escape'],
+      why: `runs programs from outside the workspace (${v.shown})` };
   return null;
 }
 

@@ -30,7 +30,9 @@ export interface WalkContext {
 const MAX_ROUGH_TEXT = 4 * MAX_TEXT;
 
 const REDIRECT_TYPES = new Set(['file_redirect', 'heredoc_redirect', 'herestring_redirect']);
-const NUMERIC_VARS = new Set(['#', '?', '$', '!', '-', 'RANDOM', 'LINENO', 'SECONDS', 'BASHPID', 'PPID', 'UID', 'EUID', 'COLUMNS', 'LINES', 'SHLVL', 'EPOCHSECONDS', 'SRANDOM']);
+const NUMERIC_VARS = new Set([
+  '#', '?', '$', '!', '-', 'RANDOM', 'LINENO', 'SECONDS', 'BASHPID', 'PPID', 'UID', 'EUID', 'COLUMNS', 'LINES', 'SHLVL', 'EPOCHSECONDS', 'SRANDOM',
+]);
 /** Builtins for which an `IFS=…` prefix is the ordinary way to split their input. */
 const IFS_READERS = new Set(['read', 'mapfile', 'readarray']);
 const INHERIT: Stdin = { kind: 'inherit' };
@@ -108,13 +110,16 @@ export class ScriptWalker {
       return undefined;
     }
     if (text.length > MAX_TEXT) {
-      this.addPart(text.slice(0, 200) + '…', [], [{ categories: ['unknown'], why: `the command is longer than ${MAX_TEXT} characters, more than the policy reads` }]);
+      this.addPart(text.slice(0, 200) + '…', [], [
+          { categories: ['unknown'], why: `the command is longer than ${MAX_TEXT} characters, more than the policy reads` }]);
       this.roughReading(text.slice(0, MAX_ROUGH_TEXT), scope);
       return undefined;
     }
     return this.parser.parse(text, (root) => {
       if (nestedDeeperThan(root, MAX_NESTING)) {
-        this.addPart(text.slice(0, 200), [], [{ categories: ['unknown'], why: `${how === 'command' ? 'the command' : how} nests deeper than ${MAX_NESTING} levels, more than the policy reads` }]);
+        this.addPart(text.slice(0, 200), [], [
+            { categories: ['unknown'], why:
+                `${how === 'command' ? 'the command' : how} nests deeper than ${MAX_NESTING} levels, more than the policy reads` }]);
         this.roughReading(text, scope);
         return undefined;
       }
@@ -131,7 +136,8 @@ export class ScriptWalker {
   /** Records an `unknown` part: the walk could not finish (a bug, or a limit nobody foresaw). */
   unfinished(text: string, error: unknown): void {
     const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-    this.parts.push({ command: text.slice(0, 200), argv: [], findings: [{ categories: ['unknown'], why: `the policy could not finish reading the command (${message.slice(0, 200)})` }] });
+    this.parts.push({ command: text.slice(0, 200), argv: [], findings:
+        [{ categories: ['unknown'], why: `the policy could not finish reading the command (${message.slice(0, 200)})` }] });
   }
 
   private addPart(command: string, argv: string[], findings: Finding[]): void {
@@ -150,7 +156,9 @@ export class ScriptWalker {
     forEachNode(root, (node) => {
       if ((node.type === 'ERROR' || node.isMissing) && bad.length === 0) bad.push(node.text || `missing ${node.type}`);
     });
-    this.addPart(text, [], [{ categories: ['unknown'], why: `${how === 'command' ? 'the command' : how} does not parse as shell${bad[0] ? ` near ${JSON.stringify(bad[0].slice(0, 40))}` : ''}` }]);
+    this.addPart(text, [], [
+        { categories: ['unknown'], why:
+            `${how === 'command' ? 'the command' : how} does not parse as shell${bad[0] ? ` near ${JSON.stringify(bad[0].slice(0, 40))}` : ''}` }]);
     this.roughReading(text, scope);
   }
 
@@ -357,7 +365,8 @@ export class ScriptWalker {
       case 'c_style_for_statement': {
         const body = node.childForFieldName('body');
         if (endlessLoop(node) && body && spawnsUnwaited(body)) {
-          this.addPart(node.text.slice(0, 200), [], [{ categories: ['resource_exhaustion'], why: 'an endless loop starts background processes without waiting for them' }]);
+          this.addPart(node.text.slice(0, 200), [], [
+              { categories: ['resource_exhaustion'], why: 'an endless loop starts background processes without waiting for them' }]);
         }
         return this.children(node, scope, stdin);
       }
@@ -435,7 +444,8 @@ export class ScriptWalker {
         else this.assignment(child, scope, true);
       } else if (child.type === 'variable_name') {
         if (nameref) scope.namerefs.set(child.text, '');
-      } else if (child.type === 'word' || child.type === 'string' || child.type === 'raw_string' || child.type === 'concatenation' || child.type === 'simple_expansion' || child.type === 'expansion') {
+      } else if (child.type === 'word' || child.type === 'string' || child.type === 'raw_string' || child.type === 'concatenation' ||
+          child.type === 'simple_expansion' || child.type === 'expansion') {
         this.declarationWord(child, scope, keyword);
       } else this.walk(child, scope, stdin);
     }
@@ -453,7 +463,8 @@ export class ScriptWalker {
       if (findings.length > 0) this.addPart(node.text, [keyword, text!], findings);
       return;
     }
-    this.addPart(node.text, [keyword, word.raw], [{ categories: ['unknown'], why: `${keyword} sets a variable whose name is computed (${word.raw}), which could be PATH or HOME` }]);
+    this.addPart(node.text, [keyword, word.raw], [
+        { categories: ['unknown'], why: `${keyword} sets a variable whose name is computed (${word.raw}), which could be PATH or HOME` }]);
   }
 
   private declareNameref(node: SyntaxNode, scope: Scope): void {
@@ -625,7 +636,8 @@ export class ScriptWalker {
     const r = this.redirects(redirects, scope);
     const name = words[0] ? literal(words[0]) : null;
     if (prefixVars.has('IFS') && !(name !== null && IFS_READERS.has(name))) {
-      prefixFindings.push({ categories: ['unknown'], why: 'IFS is changed for a command other than read, so its words split in ways the policy does not follow' });
+      prefixFindings.push({ categories: ['unknown'], why:
+          'IFS is changed for a command other than read, so its words split in ways the policy does not follow' });
     }
     const extra = [...prefixFindings, ...r.findings];
     if (words.length === 0) {
@@ -662,7 +674,8 @@ export class ScriptWalker {
     for (const a of call.args) call.maybePath(a, 'read');
     // While a body is being defined its calls are only being recorded; the real call is judged.
     const bomb = this.defining.length === 0 ? this.forkBomb(scope, name) : null;
-    if (bomb !== null) call.add(['resource_exhaustion'], `${bomb === name ? name : `${name} reaches ${bomb}, which`} starts copies of itself in new processes without end (a fork bomb)`);
+    if (bomb !== null) call.add(['resource_exhaustion'],
+        `${bomb === name ? name : `${name} reaches ${bomb}, which`} starts copies of itself in new processes without end (a fork bomb)`);
     if (fn.changesDirectory) {
       this.chdir(scope, null);
       call.add(['unknown'], `the function ${name} changes the current directory, so where later paths lead is unknown`);

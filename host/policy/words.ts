@@ -246,7 +246,8 @@ export function decodeAnsiC(body: string): string {
       continue;
     }
     const n = body[++i]!;
-    const simple: Record<string, string> = { a: '\x07', b: '\b', e: '\x1b', E: '\x1b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', "'": "'", '"': '"', '?': '?' };
+    const simple: Record<string, string> = { a: '\x07', b: '\b', e: '\x1b', E: '\x1b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', "'":
+        "'", '"': '"', '?': '?' };
     if (n in simple) out += simple[n];
     else if (n === 'x') {
       const m = /^[0-9a-fA-F]{1,2}/.exec(body.slice(i + 1));
@@ -434,7 +435,8 @@ function expansionValue(node: SyntaxNode, scope: WordScope): Value | string {
   if (op === '!') return { kind: 'unknown', taint: [], what: node.text };
   if (op === '#' && ops[0]!.startIndex < nameNode.startIndex) return '0';
   // Home stays home whatever is trimmed off it; a default applies only when the value is empty.
-  if (typeof v !== 'string') return v.kind === 'home' || v.kind === 'host' ? v : { kind: 'unknown', taint: v.kind === 'unknown' ? v.taint : [], what: node.text };
+  if (typeof v !== 'string') return v.kind === 'home' || v.kind === 'host' ? v : { kind: 'unknown', taint: v.kind === 'unknown' ? v.taint : [],
+      what: node.text };
   if ((op === ':-' || op === '-') && v !== '') return v;
   return { kind: 'unknown', taint: [], what: node.text };
 }

@@ -35,7 +35,9 @@ const MAX_LITERAL_INPUTS = 32;
  * used as is; otherwise it is workspace paths (from find ., git ls-files) or unknown.
  */
 const xargs: Handler = (cmd) => {
-  const opts = parseOpts(cmd.args, 'IiEeLlnPsdaJR', ['replace', 'eof', 'max-lines', 'max-args', 'max-procs', 'max-chars', 'delimiter', 'arg-file', 'process-slot-var'], true);
+  const opts = parseOpts(cmd.args, 'IiEeLlnPsdaJR', [
+    'replace', 'eof', 'max-lines', 'max-args', 'max-procs', 'max-chars', 'delimiter', 'arg-file', 'process-slot-var',
+  ], true);
   if (opts.flags.has('p') || opts.flags.has('interactive')) cmd.add(['interactive'], 'xargs -p asks on the terminal');
   const argFiles = [...(opts.values.get('a') ?? []), ...(opts.values.get('arg-file') ?? [])];
   for (const file of argFiles) cmd.path(file, 'read');
@@ -50,14 +52,16 @@ const xargs: Handler = (cmd) => {
     return;
   }
   const valueWord: Word = { raw: '{xargs input}', segs: [{ t: 'val', v: value, q: true }] };
-  const inputs = knownText !== null ? knownText.split('\n').filter((line) => line.trim() !== '').slice(0, MAX_LITERAL_INPUTS).map((line) => litWord(line)) : [valueWord];
+  const inputs = knownText !== null ? knownText.split('\n').filter((line) => line.trim() !== '').slice(0, MAX_LITERAL_INPUTS).map(
+      (line) => litWord(line)) : [valueWord];
   for (const input of inputs) runOnce(cmd, inner, input, replaceToken);
 };
 
 /** Judges the command xargs runs for one input item (literal, or a value word). */
 function runOnce(cmd: Cmd, inner: Word[], input: Word, replaceToken: string | null): void {
   const first = input.segs[0];
-  const value: Value = literal(input) !== null ? { kind: 'unknown', taint: [], what: input.raw } : first?.t === 'val' ? first.v : { kind: 'unknown', taint: [], what: input.raw };
+  const value: Value = literal(input) !== null ? { kind: 'unknown', taint: [], what: input.raw } : first?.t === 'val' ? first.v :
+      { kind: 'unknown', taint: [], what: input.raw };
   const words = replaceToken ? inner.map((word) => (literal(word)?.includes(replaceToken) ? substitute(word, replaceToken, input) : word)) : [...inner, input];
   // A shell run by xargs: its script is judged with the input as $1…, or as code when the
   // replace token lands inside the script text itself.
@@ -70,7 +74,8 @@ function runOnce(cmd: Cmd, inner: Word[], input: Word, replaceToken: string | nu
     if (code && text !== null && replaceToken !== null && text.includes(replaceToken)) {
       if (inputText !== null) cmd.script(text.split(replaceToken).join(inputText), `xargs ${prog} -c`);
       else {
-        cmd.add(value.kind === 'unknown' && value.taint.length > 0 ? ['opaque_code'] : ['code_execution', 'unknown'], `xargs puts its input into the ${prog} -c script, so the input runs as code`);
+        cmd.add(value.kind === 'unknown' && value.taint.length > 0 ? ['opaque_code'] : ['code_execution', 'unknown'],
+            `xargs puts its input into the ${prog} -c script, so the input runs as code`);
         cmd.script(text.split(replaceToken).join('"$1"'), `xargs ${prog} -c`, [value]);
       }
     } else if (code && text !== null) cmd.script(text, `xargs ${prog} -c`, Array.from({ length: 9 }, () => (inputText ?? value)));
@@ -89,7 +94,8 @@ function substitute(word: Word, token: string, input: Word): Word {
   const text = literal(word)!;
   const inputText = literal(input);
   if (inputText !== null) return litWord(text.split(token).join(inputText));
-  return text === token ? input : { raw: word.raw, segs: [{ t: 'val', v: input.segs[0]?.t === 'val' ? input.segs[0].v : { kind: 'unknown', taint: [], what: word.raw }, q: true }] };
+  return text === token ? input : { raw: word.raw,
+      segs: [{ t: 'val', v: input.segs[0]?.t === 'val' ? input.segs[0].v : { kind: 'unknown', taint: [], what: word.raw }, q: true }] };
 }
 
 /** GNU parallel's replacement strings: `{}`, `{.}`, `{/}`, `{//}`, `{/.}`, `{#}`, `{%}`, `{1}` … */
@@ -141,7 +147,8 @@ const parallel: Handler = (cmd) => {
   for (const key of ['joblog', 'results', 'res', 'tmpdir', 'tempdir']) for (const file of opts.values.get(key) ?? []) cmd.path(file, 'write');
   for (const key of ['a', 'arg-file', 'sshloginfile', 'slf', 'basefile', 'bf']) for (const file of opts.values.get(key) ?? []) cmd.path(file, 'read');
   if (opts.values.has('profile') || opts.values.has('J')) cmd.add(['host_escape'], `${how} --profile reads ~/.parallel`);
-  if (opts.values.has('S') || opts.values.has('sshlogin') || opts.values.has('sshloginfile') || opts.values.has('slf') || opts.flags.has('onall') || opts.flags.has('nonall')) {
+  if (opts.values.has('S') || opts.values.has('sshlogin') || opts.values.has('sshloginfile') || opts.values.has('slf') || opts.flags.has('onall') ||
+      opts.flags.has('nonall')) {
     cmd.add(['networked'], `${how} -S runs the commands on other machines`);
   }
   for (const ssh of opts.values.get('ssh') ?? []) cmd.runs(ssh, `${how} --ssh`);
@@ -191,10 +198,16 @@ const parallel: Handler = (cmd) => {
 
 /** hyperfine 'cmd' … [--prepare CMD] [-L name a,b]: every command string runs in a shell. */
 const hyperfine: Handler = (cmd) => {
-  const opts = parseOpts(cmd.args, 'wmMrpcsSnDuo', ['warmup', 'min-runs', 'max-runs', 'runs', 'prepare', 'cleanup', 'setup', 'conclude', 'shell', 'style', 'sort', 'time-unit', 'command-name', 'parameter-step-size', 'output', 'input', 'export-asciidoc', 'export-csv', 'export-json', 'export-markdown', 'export-orgmode']);
+  const opts = parseOpts(cmd.args, 'wmMrpcsSnDuo', [
+    'warmup', 'min-runs', 'max-runs', 'runs', 'prepare', 'cleanup', 'setup', 'conclude', 'shell', 'style', 'sort', 'time-unit', 'command-name',
+    'parameter-step-size', 'output', 'input', 'export-asciidoc', 'export-csv', 'export-json', 'export-markdown', 'export-orgmode',
+  ]);
   cmd.add(['code_execution'], 'hyperfine runs the commands it times');
-  for (const key of ['export-asciidoc', 'export-csv', 'export-json', 'export-markdown', 'export-orgmode']) for (const file of opts.values.get(key) ?? []) cmd.path(file, 'write');
-  for (const shell of [...(opts.values.get('S') ?? []), ...(opts.values.get('shell') ?? [])]) if (literal(shell) !== 'none') cmd.runs(shell, 'hyperfine --shell');
+  for (const key of [
+    'export-asciidoc', 'export-csv', 'export-json', 'export-markdown', 'export-orgmode',
+  ]) for (const file of opts.values.get(key) ?? []) cmd.path(file, 'write');
+  for (const shell of [...(opts.values.get('S') ?? []), ...(opts.values.get('shell') ?? [])]) if (
+      literal(shell) !== 'none') cmd.runs(shell, 'hyperfine --shell');
   // -L NAME VALUES and -P NAME MIN MAX take their values as the next operands.
   const operands = [...opts.operands];
   const lists: { name: string; values: string[] }[] = [];
@@ -228,7 +241,10 @@ const hyperfine: Handler = (cmd) => {
 
 /** concurrently 'cmd1' 'npm:build' …: each argument is a shell command (npm:x is `npm run x`). */
 const concurrently: Handler = (cmd) => {
-  const opts = parseOpts(cmd.args, 'ncpstlPmi', ['names', 'prefix-colors', 'prefix', 'success', 'timestamp-format', 'prefix-length', 'max-processes', 'restart-tries', 'restart-after', 'default-input-target', 'name-separator', 'kill-signal', 'passthrough-arguments']);
+  const opts = parseOpts(cmd.args, 'ncpstlPmi', [
+    'names', 'prefix-colors', 'prefix', 'success', 'timestamp-format', 'prefix-length', 'max-processes', 'restart-tries', 'restart-after',
+    'default-input-target', 'name-separator', 'kill-signal', 'passthrough-arguments',
+  ]);
   cmd.add(['code_execution'], `${cmd.prog} runs commands side by side`);
   for (const word of opts.operands) {
     const text = cmd.codeText(word, cmd.prog);
@@ -257,7 +273,8 @@ const entr: Handler = (cmd) => {
     if (text !== null) cmd.script(text, 'entr -s');
     return;
   }
-  const words = opts.operands.map((word) => (literal(word) === '/_' ? { raw: '/_', segs: [{ t: 'val' as const, v: inputValue(cmd, 'a changed file'), q: true }] } : word));
+  const words = opts.operands.map((word) =>
+      (literal(word) === '/_' ? { raw: '/_', segs: [{ t: 'val' as const, v: inputValue(cmd, 'a changed file'), q: true }] } : word));
   if (words.length > 0) cmd.nested(words, { kind: 'inherit' });
 };
 
@@ -288,7 +305,12 @@ const tmux: Handler = (cmd) => {
     cmd.add(['code_execution', 'unknown'], `tmux ${sub} types into a shell the policy cannot see`);
     return;
   }
-  if (!/^(new-session|new|new-window|neww|split-window|splitw|respawn-pane|respawnp|respawn-window|respawnw|run-shell|run|if-shell|if|display-popup|popup|pipe-pane|pipep)$/.test(sub)) return;
+  if (!new RegExp(
+    [
+      String.raw`^(new-session|new|new-window|neww|split-window|splitw|respawn-pane|respawnp|respawn-window|respawnw|run-shell`,
+      String.raw`|run|if-shell|if|display-popup|popup|pipe-pane|pipep)$`,
+    ].join(''),
+  ).test(sub)) return;
   // Value-taking letters of these subcommands (-d detaches, -h/-v split: flags).
   const opts = parseOpts(cmd.args.slice(subAt + 1), 'cCeEfFlnsStTxywbB', [], false);
   const text = opts.operands.map((word) => cmd.codeText(word, `tmux ${sub}`));

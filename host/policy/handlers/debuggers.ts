@@ -21,7 +21,8 @@ function debuggerCommand(cmd: Cmd, text: string): void {
     cmd.add(['code_execution', 'unknown'], `${cmd.prog} runs code the policy does not read (${line.slice(0, 40)})`);
   }
   if (/^(attach|at|process\s+attach|detach)\b/.test(line)) cmd.add(['system'], `${cmd.prog} ${line} attaches to a host process`);
-  if (/^(target\s+(extended-)?remote|gdb-remote|platform\s+connect|process\s+connect)\b/.test(line)) cmd.add(['networked'], `${cmd.prog} connects to a remote target`);
+  if (/^(target\s+(extended-)?remote|gdb-remote|platform\s+connect|process\s+connect)\b/.test(line)) cmd.add(['networked'],
+      `${cmd.prog} connects to a remote target`);
   for (const found of line.matchAll(/^(?:dump|append)\s+\S+(?:\s+\S+)?\s+(\S+)\s|^(?:set\s+logging\s+file|generate-core-file|gcore|save\s+\S+)\s+(\S+)/g)) {
     cmd.path(litWord((found[1] ?? found[2])!, false), 'write');
   }
@@ -55,7 +56,8 @@ const gdb: Handler = (cmd) => {
     'se', 'data-directory', 'tty', 'interpreter', 'init-file',
   ]);
   cmd.add(['code_execution', 'mutating'], 'gdb runs the program it debugs');
-  if (opts.values.has('p') || opts.values.has('pid') || opts.values.has('c') && /^\d+$/.test(literal(opts.values.get('c')![0]!) ?? '')) cmd.add(['system'], 'gdb -p attaches to a host process');
+  if (opts.values.has('p') || opts.values.has('pid') || opts.values.has('c') && /^\d+$/.test(literal(opts.values.get('c')![0]!) ?? '')) cmd.add(
+      ['system'], 'gdb -p attaches to a host process');
   judgeCommands(cmd, ['ex', 'eval-command', 'iex', 'init-eval-command'].flatMap((key) => opts.values.get(key) ?? []));
   for (const file of ['x', 'command', 'ix', 'init-command', 'init-file'].flatMap((key) => opts.values.get(key) ?? [])) {
     cmd.path(file, 'read');

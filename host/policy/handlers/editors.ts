@@ -18,11 +18,17 @@ function exCommand(cmd: Cmd, text: string): void {
   // `|` separates ex commands, except that `!cmd` takes the rest of the line.
   const shell = /(?:^|\|)\s*:*\s*(?:(?:sil(?:ent)?!?|exe(?:cute)?\s+['"])\s*)?(?:\d*,?\d*\s*)?(?:(?:r(?:ead)?|w(?:rite)?|\.)\s*)?!(.*)$/s.exec(text);
   if (shell) cmd.runs(litWord(shell[1]!.replace(/['"]\s*$/, '')), `${cmd.prog} -c '!…'`);
-  if (/\b(system|systemlist|jobstart|termopen|libcall|libcallnr)\s*\(|(?:^|\|)\s*:*\s*(sh(ell)?|te(rm(inal)?)?|py(thon)?3?|pyx|lua|perl|ruby|mz(scheme)?|tcl|pydo|py3do|luado|perldo|rubydo|make|grep|lgrep)\b/.test(text)) {
+  if (new RegExp(
+    [
+      String.raw`\b(system|systemlist|jobstart|termopen|libcall|libcallnr)\s*\(|(?:^|\|)\s*:*\s*(sh(ell)?|te(rm(inal)?)?`,
+      String.raw`|py(thon)?3?|pyx|lua|perl|ruby|mz(scheme)?|tcl|pydo|py3do|luado|perldo|rubydo|make|grep|lgrep)\b`,
+    ].join(''),
+  ).test(text)) {
     cmd.add(['code_execution', 'unknown'], `${cmd.prog} runs an ex command that starts programs or runs code (${text.slice(0, 40)})`);
   }
   for (const found of text.matchAll(/(?:^|\|)\s*:*\s*(?:so(?:urce)?|ru(?:ntime)?)!?\s+(\S+)/g)) cmd.path(litWord(found[1]!, false), 'read');
-  for (const found of text.matchAll(/(?:^|\|)\s*:*\s*(?:w(?:rite)?|sav(?:eas)?|wq|x(?:it)?)!?\s+(?:>>\s*)?([^!|\s]\S*)/g)) cmd.path(litWord(found[1]!, false), 'write');
+  for (const found of text.matchAll(/(?:^|\|)\s*:*\s*(?:w(?:rite)?|sav(?:eas)?|wq|x(?:it)?)!?\s+(?:>>\s*)?([^!|\s]\S*)/g)) cmd.path(
+      litWord(found[1]!, false), 'write');
 }
 
 /** vi, vim, nvim, ex: interactive unless in batch mode; ex commands from options are read. */
@@ -52,21 +58,36 @@ function viLike(cmd: Cmd): void {
     cmd.path(script, 'read');
     cmd.add(['code_execution', 'unknown'], `${cmd.prog} runs the commands in ${script.raw}`);
   }
-  for (const out of [...(opts.values.get('w') ?? []), ...(opts.values.get('W') ?? []), ...(opts.values.get('i') ?? [])]) if (literal(out) !== 'NONE') cmd.path(out, 'write');
+  for (const out of [...(opts.values.get('w') ?? []), ...(opts.values.get('W') ?? []), ...(opts.values.get('i') ?? [])]) if (
+      literal(out) !== 'NONE') cmd.path(out, 'write');
   files.forEach((word) => cmd.maybePath(word, 'write'));
 }
 
 /** emacs: interactive, or elisp (--eval, -l, --batch, --script), which can do anything. */
 function emacs(cmd: Cmd): void {
-  const opts = parseOpts(cmd.args, 'lfLdtu', ['eval', 'execute', 'load', 'funcall', 'directory', 'script', 'file', 'visit', 'insert', 'user', 'init-directory']);
+  const opts = parseOpts(cmd.args, 'lfLdtu', [
+    'eval', 'execute', 'load', 'funcall', 'directory', 'script', 'file', 'visit', 'insert', 'user', 'init-directory',
+  ]);
   const batch = opts.flags.has('batch') || opts.flags.has('script') || opts.values.has('script') || cmd.vals.includes('-batch');
   if (batch) cmd.add(['code_execution', 'mutating'], 'emacs --batch runs elisp');
   else cmd.add(['interactive', 'mutating'], 'emacs is an interactive editor');
   for (const code of [...(opts.values.get('eval') ?? []), ...(opts.values.get('execute') ?? [])]) {
     const text = cmd.codeText(code, 'emacs --eval');
-    const shellCalls = text === null ? [] : [...text.matchAll(/\((?:shell-command(?:-to-string)?|call-process-shell-command|async-shell-command|start-process-shell-command\s+"[^"]*"\s+\S+)\s+"((?:[^"\\]|\\.)*)"/g)];
+    const shellCalls = text === null ? [] : [
+        ...text.matchAll(new RegExp(
+          [
+            String.raw`\((?:shell-command(?:-to-string)?|call-process-shell-command|async-shell-command`,
+            String.raw`|start-process-shell-command\s+"[^"]*"\s+\S+)\s+"((?:[^"\\]|\\.)*)"`,
+          ].join(''),
+          'g',
+        ))];
     for (const call of shellCalls) cmd.runs(litWord(call[1]!.replace(/\\(["\\])/g, '$1')), 'emacs shell-command');
-    if (text !== null && /shell-command|call-process|start-process|make-process|process-|url-|network|delete-|write-region|copy-file|rename-file|make-symbolic-link|shell|eshell|term\b|compile|\/|~/.test(text)) {
+    if (text !== null && new RegExp(
+      [
+        String.raw`shell-command|call-process|start-process|make-process|process-|url-|network|delete-|write-region|copy-file`,
+        String.raw`|rename-file|make-symbolic-link|shell|eshell|term\b|compile|\/|~`,
+      ].join(''),
+    ).test(text)) {
       cmd.add(['code_execution', 'unknown'], `emacs --eval runs elisp that reaches outside the buffer (${text.slice(0, 40)})`);
     }
   }
@@ -89,15 +110,22 @@ const editor: Handler = (cmd) => {
 
 /** man: prints a page; -P/--pager and -H/--html name programs it runs; -l/-C read files. */
 const man: Handler = (cmd) => {
-  const opts = parseOpts(cmd.args, 'PHCMlLRSmepE', ['pager', 'config-file', 'manpath', 'locale', 'encoding', 'sections', 'systems', 'extension', 'preprocessor', 'html', 'local-file']);
+  const opts = parseOpts(cmd.args, 'PHCMlLRSmepE', [
+    'pager', 'config-file', 'manpath', 'locale', 'encoding', 'sections', 'systems', 'extension', 'preprocessor', 'html', 'local-file',
+  ]);
   cmd.add(['read_only'], 'man only prints');
-  for (const pager of [...(opts.values.get('P') ?? []), ...(opts.values.get('pager') ?? []), ...(opts.values.get('H') ?? []), ...(opts.values.get('html') ?? [])]) cmd.runs(pager, 'man -P');
-  for (const file of [...(opts.values.get('C') ?? []), ...(opts.values.get('config-file') ?? []), ...(opts.values.get('M') ?? []), ...(opts.values.get('manpath') ?? [])]) cmd.path(file, 'read');
+  for (const pager of [...(opts.values.get('P') ?? []), ...(opts.values.get('pager') ?? []), ...(opts.values.get('H') ?? []),
+      ...(opts.values.get('html') ?? [])]) cmd.runs(pager, 'man -P');
+  for (const file of [...(opts.values.get('C') ?? []), ...(opts.values.get('config-file') ?? []), ...(opts.values.get('M') ?? []),
+      ...(opts.values.get('manpath') ?? [])]) cmd.path(file, 'read');
   const local = opts.flags.has('l') || opts.flags.has('local-file');
   for (const page of opts.operands) if (local || (literal(page) ?? '').includes('/')) cmd.path(page, 'read');
 };
 
 export const EDITORS: Record<string, Handler> = {
-  ...Object.fromEntries(['vi', 'vim', 'nvim', 'nano', 'pico', 'emacs', 'emacsclient', 'joe', 'micro', 'ed', 'ex', 'kak', 'hx', 'helix', 'mcedit', 'jed', 'view', 'vimdiff', 'rvim', 'gvim'].map((name) => [name, editor])),
+  ...Object.fromEntries([
+    'vi', 'vim', 'nvim', 'nano', 'pico', 'emacs', 'emacsclient', 'joe', 'micro', 'ed', 'ex', 'kak', 'hx', 'helix', 'mcedit', 'jed', 'view', 'vimdiff',
+    'rvim', 'gvim',
+  ].map((name) => [name, editor])),
   man,
 };

@@ -71,7 +71,9 @@ function gitConfig(cmd: Cmd, args: Word[]): void {
   const operands = opts.operands.map((word) => literal(word));
   const editing = ['unset', 'unset-all', 'remove-section', 'rename-section', 'edit', 'e', 'add', 'replace-all'].some((flag) => opts.flags.has(flag));
   const reading =
-    ['get', 'get-all', 'get-regexp', 'list', 'l', 'get-urlmatch', 'name-only', 'show-origin', 'show-scope', 'get-color', 'get-colorbool'].some((flag) => opts.flags.has(flag)) ||
+    [
+      'get', 'get-all', 'get-regexp', 'list', 'l', 'get-urlmatch', 'name-only', 'show-origin', 'show-scope', 'get-color', 'get-colorbool',
+    ].some((flag) => opts.flags.has(flag)) ||
     operands[0] === 'get' ||
     operands[0] === 'list' ||
     (operands.length === 1 && !editing);
@@ -141,14 +143,19 @@ const LONG_VALUED = [
 ];
 
 /** Options whose value git runs as a program or shell text. */
-const RUNS = ['upload-pack', 'receive-pack', 'exec', 'u', 'tree-filter', 'index-filter', 'msg-filter', 'env-filter', 'commit-filter', 'parent-filter', 'tag-name-filter', 'to-cmd', 'cc-cmd', 'header-cmd', 'sendmail-cmd', 'httpd'];
+const RUNS = [
+  'upload-pack', 'receive-pack', 'exec', 'u', 'tree-filter', 'index-filter', 'msg-filter', 'env-filter', 'commit-filter', 'parent-filter',
+  'tag-name-filter', 'to-cmd', 'cc-cmd', 'header-cmd', 'sendmail-cmd', 'httpd',
+];
 
 /** Judges what a subcommand's options run, write and read. */
 function optionEffects(cmd: Cmd, name: string, opts: ParsedOpts): void {
   for (const key of RUNS) for (const word of opts.values.get(key) ?? []) cmd.runs(word, `git ${name} --${key}`);
   // rebase -x/--exec, difftool -x/--extcmd: run for each commit, each file pair.
-  if (name === 'rebase' || name === 'difftool') for (const word of [...(opts.values.get('x') ?? []), ...(name === 'difftool' ? opts.values.get('extcmd') ?? [] : [])]) cmd.runs(word, `git ${name} -x`);
-  if (name === 'send-email') for (const word of opts.values.get('smtp-server') ?? []) if ((literal(word) ?? '/').startsWith('/')) cmd.runs(word, 'git send-email --smtp-server');
+  if (name === 'rebase' || name === 'difftool') for (const word of [...(opts.values.get('x') ?? []),
+      ...(name === 'difftool' ? opts.values.get('extcmd') ?? [] : [])]) cmd.runs(word, `git ${name} -x`);
+  if (name === 'send-email') for (const word of opts.values.get('smtp-server') ?? []) if (
+      (literal(word) ?? '/').startsWith('/')) cmd.runs(word, 'git send-email --smtp-server');
   if (name === 'grep') for (const word of opts.values.get('open-files-in-pager') ?? []) cmd.runs(word, 'git grep -O');
   for (const word of opts.values.get('config') ?? []) {
     const pair = literal(word);
@@ -184,19 +191,22 @@ function sub(cmd: Cmd, name: string, args: Word[]): void {
   }
   if (name === 'push' || name === 'send-email' || (name === 'svn' && operands[0] === 'dcommit')) {
     cmd.add(['vcs_remote', 'networked'], `git ${name} sends commits to a remote`);
-    if (has('force', 'f', 'force-with-lease', 'mirror', 'delete', 'd', 'prune') || operands.some((v) => v !== null && (v.startsWith('+') || v.startsWith(':')))) {
+    if (has('force', 'f', 'force-with-lease', 'mirror', 'delete', 'd', 'prune') || operands.some(
+        (v) => v !== null && (v.startsWith('+') || v.startsWith(':')))) {
       cmd.add(['destructive'], `git ${name} can overwrite or delete remote history`);
     }
     return;
   }
-  if (NETWORK.has(name) || (name === 'remote' && /^(update|show|prune)$/.test(operands[0] ?? '')) || (name === 'submodule' && /^(update|add|sync|foreach)$/.test(operands[0] ?? ''))) {
+  if (NETWORK.has(name) || (name === 'remote' && /^(update|show|prune)$/.test(operands[0] ?? '')) || (
+      name === 'submodule' && /^(update|add|sync|foreach)$/.test(operands[0] ?? ''))) {
     cmd.add(['networked'], `git ${name}${operands[0] && name !== 'clone' ? ' ' + operands[0] : ''} talks to a remote`);
     if (name === 'clone') {
       cmd.add(['mutating'], 'git clone creates a checkout');
       const dest = opts.operands[1];
       if (dest) cmd.path(dest, 'write', 'clones into');
       const src = operands[0];
-      if (src && (src.startsWith('/') || src.startsWith('~') || src.startsWith('file://') || src.startsWith('..'))) cmd.path(litWord(src.replace(/^file:\/\//, ''), false), 'read');
+      if (src && (src.startsWith('/') || src.startsWith('~') || src.startsWith('file://') || src.startsWith('..'))) cmd.path(litWord(
+          src.replace(/^file:\/\//, ''), false), 'read');
     }
     if (name === 'pull') cmd.add(['mutating'], 'git pull changes the working tree');
     if (name === 'submodule' && operands[0] === 'foreach') {
@@ -222,7 +232,8 @@ function sub(cmd: Cmd, name: string, args: Word[]): void {
     return;
   }
   if (name === 'checkout' || name === 'restore') {
-    const discards = name === 'restore' ? !(has('staged', 'S') && !has('worktree', 'W')) : args.some((word) => literal(word) === '--') || has('f', 'force') || operands.includes('.');
+    const discards = name === 'restore' ? !(has('staged', 'S') && !has('worktree', 'W')) :
+        args.some((word) => literal(word) === '--') || has('f', 'force') || operands.includes('.');
     cmd.add(discards ? ['destructive'] : ['mutating'], discards ? `git ${name} overwrites working-tree changes` : `git ${name} switches branches`);
     if (has('p', 'patch')) cmd.add(['interactive'], `git ${name} -p asks on the terminal`);
     return;
@@ -235,7 +246,9 @@ function sub(cmd: Cmd, name: string, args: Word[]): void {
     return;
   }
   if (name === 'branch' || name === 'tag') {
-    const listing = opts.operands.length === 0 && !has('d', 'D', 'delete', 'm', 'M', 'move', 'c', 'C', 'copy', 'f', 'force', 'u', 'set-upstream-to', 'unset-upstream', 'edit-description', 'a', 's', 'annotate', 'sign');
+    const listing = opts.operands.length === 0 &&
+        !has('d', 'D', 'delete', 'm', 'M', 'move', 'c', 'C', 'copy', 'f', 'force', 'u', 'set-upstream-to', 'unset-upstream', 'edit-description', 'a',
+            's', 'annotate', 'sign');
     const listFlags = has('l', 'list', 'r', 'remotes', 'a', 'all', 'v', 'vv', 'show-current', 'contains', 'merged', 'no-merged', 'points-at', 'n');
     if (listing || (listFlags && opts.operands.length === 0 && !has('d', 'D', 'delete'))) cmd.add(['read_only'], `git ${name} lists`);
     else cmd.add(has('D') || (has('d', 'delete') && has('f', 'force')) ? ['destructive'] : ['mutating'], `git ${name} changes refs`);
@@ -278,7 +291,8 @@ function sub(cmd: Cmd, name: string, args: Word[]): void {
     cmd.add(['code_execution', 'mutating'], 'git hook run runs a repository hook');
     return;
   }
-  if (name === 'daemon' || name === 'instaweb' || name === 'http-backend' || name === 'credential' || name === 'credential-store' || name === 'credential-cache') {
+  if (name === 'daemon' || name === 'instaweb' || name === 'http-backend' || name === 'credential' || name === 'credential-store' ||
+      name === 'credential-cache') {
     const credentials = name.startsWith('credential');
     cmd.add(credentials ? ['host_escape'] : ['networked'], `git ${name} ${credentials ? 'handles host credentials' : 'serves the repository'}`);
     return;
@@ -289,11 +303,13 @@ function sub(cmd: Cmd, name: string, args: Word[]): void {
   }
   if (READ_ONLY.has(name)) {
     cmd.add(['read_only'], `git ${name} only reads`);
-    if ((name === 'diff' || name === 'log' || name === 'show') && has('ext-diff')) cmd.add(['code_execution'], `git ${name} --ext-diff runs an external diff program`);
+    if ((name === 'diff' || name === 'log' || name === 'show') && has('ext-diff')) cmd.add(['code_execution'],
+        `git ${name} --ext-diff runs an external diff program`);
     if (name === 'grep') grepPager(cmd, args);
     opts.operands.forEach((word) => {
       const text = literal(word);
-      if (text !== null && (text.startsWith('/') || text.startsWith('~') || (text.includes('..') && !/\.\.\.?/.test(text.replace(/\/\.\.(\/|$)/g, ''))))) cmd.maybePath(word, 'read');
+      if (text !== null && (text.startsWith('/') || text.startsWith('~') ||
+          (text.includes('..') && !/\.\.\.?/.test(text.replace(/\/\.\.(\/|$)/g, ''))))) cmd.maybePath(word, 'read');
     });
     cmd.outputsWorkspacePaths = name === 'ls-files' || (name === 'diff' && has('name-only'));
     return;

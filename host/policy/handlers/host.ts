@@ -77,7 +77,8 @@ const date: Handler = (cmd) => {
 /** hostname: printing is harmless; an operand, -F FILE or -b sets the host name. */
 const hostname: Handler = (cmd) => {
   const opts = parseOpts(cmd.args, 'F', ['file']);
-  if (opts.operands.length > 0 || opts.values.has('F') || opts.values.has('file') || opts.flags.has('b') || opts.flags.has('boot')) changes(cmd, 'hostname NAME');
+  if (opts.operands.length > 0 || opts.values.has('F') || opts.values.has('file') || opts.flags.has('b') || opts.flags.has('boot')) changes(cmd,
+      'hostname NAME');
   else cmd.add(['read_only'], 'hostname only prints');
 };
 
@@ -117,16 +118,21 @@ const sysctl: Handler = (cmd) => {
   else cmd.add(['read_only'], 'sysctl only reads kernel settings');
 };
 
-const IP_CHANGES = /^(add|del|delete|change|chg|replace|set|flush|append|prepend|exec|attach|detach|save|restore|up|down|identify|lnksetup|update|move|get-rules?)$/;
+const IP_CHANGES = new RegExp(
+  [
+    String.raw`^(add|del|delete|change|chg|replace|set|flush|append|prepend|exec|attach|detach|save|restore|up|down|identify`,
+    String.raw`|lnksetup|update|move|get-rules?)$`,
+  ].join(''),
+);
 
 /** ip OBJECT [COMMAND]: show/list reads; add, set, del, route changes … change the host's network. */
 const ip: Handler = (cmd) => {
   // ip's options are single-dash words (-br, -json, -netns NAME, -batch FILE).
-  const operands: Word[] = [];
+  const positional: Word[] = [];
   for (let at = 0; at < cmd.args.length; at++) {
     const option = cmd.vals[at];
     if (option === null || option === undefined || !option.startsWith('-')) {
-      operands.push(...cmd.args.slice(at));
+      positional.push(...cmd.args.slice(at));
       break;
     }
     if (/^-(b|batch|force)$/.test(option)) {
@@ -135,15 +141,14 @@ const ip: Handler = (cmd) => {
     }
     if (/^-(n|netns|f|family|rc|rcvbuf|l|loops)$/.test(option)) at++;
   }
-  const opts = { operands };
-  const words = operands.map((word) => literal(word));
+  const words = positional.map((word) => literal(word));
   if (words.some((word) => word === null)) {
     cmd.add(['unknown'], 'ip with a computed argument could change anything');
     return;
   }
   if (words[0] === 'netns' && words[1] === 'exec') {
     cmd.add(['privilege'], 'ip netns exec runs a command in another network namespace');
-    if (opts.operands.length > 3) cmd.nested(opts.operands.slice(3));
+    if (positional.length > 3) cmd.nested(positional.slice(3));
     return;
   }
   const verb = words.slice(1).find((word) => IP_CHANGES.test(word!));
@@ -167,14 +172,16 @@ const routeLike: Handler = (cmd) => {
 
 /** ethtool IFACE reads; -s/-K/… change the device. */
 const ethtool: Handler = (cmd) => {
-  const changing = cmd.vals.some((v) => v !== null && /^(-[sKAGCLEfpu]|--change|--features|--offload|--pause|--set-\w+|--flash|--change-eeprom|--reset|--identify)$/.test(v));
+  const changing = cmd.vals.some((v) =>
+      v !== null && /^(-[sKAGCLEfpu]|--change|--features|--offload|--pause|--set-\w+|--flash|--change-eeprom|--reset|--identify)$/.test(v));
   if (changing) changes(cmd, 'ethtool -s');
   else cmd.add(['read_only'], 'ethtool only shows a device');
 };
 
 /** hwclock: -r/--show reads; -w/-s/--set/--systohc/--hctosys/--adjust set clocks. */
 const hwclock: Handler = (cmd) => {
-  if (cmd.vals.some((v) => v !== null && /^(-w|-s|-a|--set|--systohc|--hctosys|--adjust|--systz|--predict|--update-drift)$/.test(v))) changes(cmd, 'hwclock --set');
+  if (cmd.vals.some((v) => v !== null && /^(-w|-s|-a|--set|--systohc|--hctosys|--adjust|--systz|--predict|--update-drift)$/.test(v))) changes(cmd,
+      'hwclock --set');
   else cmd.add(['read_only'], 'hwclock only reads the clock');
 };
 
@@ -210,9 +217,11 @@ export const HOST_TOOLS: Record<string, Handler> = {
   timedatectl: verbs(/^(status|show|list-timezones|timesync-status|show-timesync)$/),
   localectl: verbs(/^(status|list-locales|list-keymaps|list-x11-keymap-\w+)$/),
   systemctl: verbs(/^(status|show|cat|help|list-\w+|is-active|is-enabled|is-failed|is-system-running|get-default|show-environment)$/),
-  service: (cmd) => (cmd.vals.includes('--status-all') || cmd.vals[1] === 'status' ? reads(cmd) : changes(cmd, `service ${display(cmd.args[0] ?? { raw: '', segs: [] })}`)),
+  service: (cmd) => (cmd.vals.includes('--status-all') || cmd.vals[1] === 'status' ? reads(cmd) : changes(cmd,
+      `service ${display(cmd.args[0] ?? { raw: '', segs: [] })}`)),
   loginctl: verbs(/^(list-\w+|show-\w+|session-status|user-status|seat-status)$/),
-  resolvectl: verbs(/^(status|statistics|monitor|show-cache|show-server-state|query|service|openpgp|tlsa)$/, /^(dns|domain|default-route|llmnr|mdns|dnssec|dnsovertls|nta|log-level)$/),
+  resolvectl: verbs(/^(status|statistics|monitor|show-cache|show-server-state|query|service|openpgp|tlsa)$/,
+      /^(dns|domain|default-route|llmnr|mdns|dnssec|dnsovertls|nta|log-level)$/),
   nmcli: anyVerb(/^(up|down|add|modify|mod|delete|del|reload|load|import|connect|disconnect|set|reapply|on|off|hotspot|edit|clone|set-hostname)$/),
   sysctl,
   ip,
@@ -235,5 +244,6 @@ export const HOST_TOOLS: Record<string, Handler> = {
     if (!cmd.vals.includes('-q')) changes(cmd, 'ntpdate (setting the clock)');
   },
   rtcwake: (cmd) => changes(cmd, 'rtcwake'),
-  swapon: (cmd) => (cmd.args.length === 0 || cmd.vals.some((v) => v === '--show' || v === '-s') ? reads(cmd) : cmd.add(['privilege'], 'swapon changes the host\'s swap')),
+  swapon: (cmd) => (cmd.args.length === 0 || cmd.vals.some((v) => v === '--show' || v === '-s') ? reads(cmd) : cmd.add(['privilege'],
+      'swapon changes the host\'s swap')),
 };

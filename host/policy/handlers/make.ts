@@ -9,7 +9,13 @@ import { type Cmd, parseOpts } from '../command';
 import { literal, litWord } from '../words';
 
 /** Variables whose value is a program recipes run. */
-const TOOL_VARIABLE = /^(CC|CXX|CPP|FC|F77|LD|AR|AS|RANLIB|STRIP|NM|OBJCOPY|OBJDUMP|MAKE|RM|CP|MV|LN|MKDIR|INSTALL|SED|AWK|GREP|PYTHON\d*|PERL|RUBY|NODE|NPM|CARGO|GO|JAVA|JAVAC|YACC|LEX|BISON|FLEX|PKG_CONFIG|DOCKER|[A-Z_]*(CMD|COMMAND|PROG|PROGRAM|TOOL|RUNNER|WRAPPER))$/;
+const TOOL_VARIABLE = new RegExp(
+  [
+    String.raw`^(CC|CXX|CPP|FC|F77|LD|AR|AS|RANLIB|STRIP|NM|OBJCOPY|OBJDUMP|MAKE|RM|CP|MV|LN|MKDIR|INSTALL|SED|AWK|GREP`,
+    String.raw`|PYTHON\d*|PERL|RUBY|NODE|NPM|CARGO|GO|JAVA|JAVAC|YACC|LEX|BISON|FLEX|PKG_CONFIG|DOCKER|[A-Z_]*(CMD|COMMAND`,
+    String.raw`|PROG|PROGRAM|TOOL|RUNNER|WRAPPER))$`,
+  ].join(''),
+);
 /** Variables that name where things are installed or built. */
 const DIR_VARIABLE = /^(PREFIX|DESTDIR|BINDIR|LIBDIR|INCLUDEDIR|DATADIR|MANDIR|SYSCONFDIR|LOCALSTATEDIR|EXEC_PREFIX|[A-Z_]*DIR|[A-Z_]*PATH|O|OUT|BUILD)$/;
 
@@ -28,8 +34,10 @@ function makefileText(cmd: Cmd, text: string): void {
     else {
       const rule = /^[^=#:]*[^=#:\s]\s*::?(?![=:])[^;#=]*;(.*)$/.exec(line);
       if (rule) recipes.push(rule[1]!);
-      if (/^\s*(override\s+)?(export\s+)?(SHELL|\.SHELLFLAGS|MAKESHELL)\s*[:?+!]*=/.test(line)) cmd.add(['code_execution', 'unknown'], 'make --eval changes the shell every recipe runs with');
-      for (const found of line.matchAll(/^\s*-?s?include\s+(.+)$/g)) for (const file of found[1]!.split(/\s+/)) if (file) cmd.path(litWord(file, false), 'read');
+      if (/^\s*(override\s+)?(export\s+)?(SHELL|\.SHELLFLAGS|MAKESHELL)\s*[:?+!]*=/.test(line)) cmd.add(['code_execution', 'unknown'],
+          'make --eval changes the shell every recipe runs with');
+      for (const found of line.matchAll(/^\s*-?s?include\s+(.+)$/g)) for (const file of found[1]!.split(/\s+/)) if (
+          file) cmd.path(litWord(file, false), 'read');
     }
     for (const recipe of recipes) {
       const shellText = recipeText(recipe);
@@ -40,7 +48,8 @@ function makefileText(cmd: Cmd, text: string): void {
       if (/\$[({]/.test(found[1]!)) cmd.add(['code_execution', 'unknown'], 'make $(shell …) runs a computed command');
       else cmd.script(found[1]!, 'make $(shell)');
     }
-    if (/\$[({](eval|file|guile|load)\b/.test(line)) cmd.add(['code_execution', 'unknown'], `make text uses $(eval), $(file), $(guile) or $(load) (${line.trim().slice(0, 40)})`);
+    if (/\$[({](eval|file|guile|load)\b/.test(line)) cmd.add(['code_execution', 'unknown'],
+        `make text uses $(eval), $(file), $(guile) or $(load) (${line.trim().slice(0, 40)})`);
   }
 }
 
@@ -66,14 +75,18 @@ function makeVariable(cmd: Cmd, text: string): void {
 }
 
 const make: Handler = (cmd) => {
-  const opts = parseOpts(cmd.args, 'CfIjlOoWE', ['directory', 'file', 'makefile', 'include-dir', 'jobs', 'load-average', 'output-sync', 'old-file', 'assume-old', 'what-if', 'new-file', 'assume-new', 'eval', 'debug', 'jobserver-style']);
+  const opts = parseOpts(cmd.args, 'CfIjlOoWE', [
+    'directory', 'file', 'makefile', 'include-dir', 'jobs', 'load-average', 'output-sync', 'old-file', 'assume-old', 'what-if', 'new-file',
+    'assume-new', 'eval', 'debug', 'jobserver-style',
+  ]);
   cmd.add(['code_execution', 'mutating'], `${cmd.prog} builds, tests or runs project code`);
   for (const text of [...(opts.values.get('E') ?? []), ...(opts.values.get('eval') ?? [])]) {
     const body = cmd.codeText(text, `${cmd.prog} --eval`);
     if (body !== null) makefileText(cmd, body);
   }
   for (const file of [...(opts.values.get('f') ?? []), ...(opts.values.get('file') ?? []), ...(opts.values.get('makefile') ?? [])]) cmd.path(file, 'read');
-  for (const dir of [...(opts.values.get('C') ?? []), ...(opts.values.get('directory') ?? []), ...(opts.values.get('I') ?? []), ...(opts.values.get('include-dir') ?? [])]) {
+  for (const dir of [...(opts.values.get('C') ?? []), ...(opts.values.get('directory') ?? []), ...(opts.values.get('I') ?? []),
+      ...(opts.values.get('include-dir') ?? [])]) {
     cmd.path(dir, 'read', 'works in');
   }
   for (const word of opts.operands) {

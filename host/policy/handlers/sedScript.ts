@@ -137,7 +137,8 @@ export function sedEffects(script: string): SedEffects {
       }
       case 's': {
         const delimiter = script[at++];
-        if (delimiter === undefined || delimiter === '\n' || delimiter === '\\' || !delimited(delimiter) || !delimited(delimiter)) return { ...effects, unreadable: true };
+        if (delimiter === undefined || delimiter === '\n' || delimiter === '\\' || !delimited(delimiter) ||
+            !delimited(delimiter)) return { ...effects, unreadable: true };
         while (/[gpiImMe\d]/.test(peek()) || peek() === 'w') {
           const flag = script[at++]!;
           if (flag === 'e') effects.runsInput = true;

@@ -7,16 +7,17 @@ import { type Cmd, parseOpts } from '../command';
 import { literal, litWord } from '../words';
 
 function simple(categories: Parameters<Cmd['add']>[0], why: string, paths: 'read' | 'write' | 'none' = 'read'): Handler {
-  return (c) => {
-    c.add(categories, `${c.prog} ${why}`);
-    if (paths !== 'none') c.args.forEach((w) => c.maybePath(w, paths));
+  return (cmd) => {
+    cmd.add(categories, `${cmd.prog} ${why}`);
+    if (paths !== 'none') cmd.args.forEach((word) => cmd.maybePath(word, paths));
   };
 }
 
 const INFO = [
   'pwd', 'true', 'false', ':', 'whoami', 'id', 'uname', 'printenv', 'which', 'type', 'whereis', 'hash', 'seq', 'yes', 'sleep',
   'expr', 'bc', 'dc', 'factor', 'nproc', 'arch', 'locale', 'tty', 'groups', 'logname', 'uptime', 'free', 'lsb_release', 'sw_vers', 'getconf', 'tput',
-  'clear', 'help', 'history', 'jobs', 'wait', 'umask', 'ulimit', 'exit', 'return', 'break', 'continue', 'shift', 'let', 'test', '[', '[[', 'cal', 'dirs', 'times', 'ps', 'pgrep', 'pidof', 'lscpu', 'lsblk', 'lsusb', 'lspci',
+  'clear', 'help', 'history', 'jobs', 'wait', 'umask', 'ulimit', 'exit', 'return', 'break', 'continue', 'shift', 'let', 'test', '[', '[[', 'cal',
+      'dirs', 'times', 'ps', 'pgrep', 'pidof', 'lscpu', 'lsblk', 'lsusb', 'lspci',
   'vmstat', 'iostat', 'w', 'who', 'last', 'users', 'tz', 'info', 'apropos', 'whatis', 'cowsay', 'figlet', 'numfmt', 'shuf', 'tsort', 'ptx',
   'md5pass', 'uuidgen', 'mkpasswd', 'getent', 'stty', 'set', 'unset', 'declare', 'typeset', 'local', 'readonly', 'export', 'disown', 'bg', 'fg',
   'enable', 'caller', 'compgen', 'complete', 'suspend', 'logout', 'envsubst', 'nm', 'objdump', 'readelf', 'ldd', 'size', 'otool', 'lipo',
@@ -35,12 +36,28 @@ const DEV_TOOLS = [
   'ocaml', 'dune', 'opam-exec',
 ];
 
-const TERMINAL_UIS = ['top', 'htop', 'btop', 'atop', 'glances', 'mc', 'ranger', 'nnn', 'lf', 'fzf', 'dialog', 'whiptail', 'tig', 'lazygit', 'k9s', 'iftop', 'nethogs', 'ncdu', 'less-interactive', 'minicom', 'irssi', 'weechat', 'mutt', 'neomutt', 'lynx', 'w3m', 'links', 'elinks'];
+const TERMINAL_UIS = [
+  'top', 'htop', 'btop', 'atop', 'glances', 'mc', 'ranger', 'nnn', 'lf', 'fzf', 'dialog', 'whiptail', 'tig', 'lazygit', 'k9s', 'iftop', 'nethogs',
+  'ncdu', 'less-interactive', 'minicom', 'irssi', 'weechat', 'mutt', 'neomutt', 'lynx', 'w3m', 'links', 'elinks',
+];
 
-const PRIVILEGE = ['setpriv', 'capsh', 'setcap', 'sudoedit', 'visudo', 'passwd', 'chpasswd', 'useradd', 'userdel', 'usermod', 'groupadd', 'groupdel', 'adduser', 'deluser', 'newgrp', 'umount', 'modprobe', 'insmod', 'rmmod', 'iptables', 'ip6tables', 'nft', 'ufw', 'setenforce', 'swapon', 'swapoff', 'fdisk', 'parted', 'losetup', 'dmsetup', 'cryptsetup', 'ldconfig', 'update-alternatives', 'mknod', 'chcon', 'dscl', 'sysadminctl', 'spctl', 'csrutil', 'nvram', 'kextload', 'launchd', 'fakeroot-ng', 'machinectl', 'systemd-nspawn', 'bwrap', 'firejail'];
-const SYSTEM = ['xkill', 'shutdown', 'telinit', 'init', 'reboot', 'halt', 'poweroff', 'launchctl', 'ionice-set', 'logger', 'open', 'xdg-open', 'pbcopy', 'pbpaste', 'xclip', 'xsel', 'wl-copy', 'wl-paste', 'code', 'cursor', 'notify-send', 'say', 'networksetup', 'scutil', 'pmset', 'caffeinate-all', 'iwconfig', 'journalctl', 'dmesg', 'tcpdump', 'dtrace', 'dtruss', 'lsof', 'fuser'];
+const PRIVILEGE = [
+  'setpriv', 'capsh', 'setcap', 'sudoedit', 'visudo', 'passwd', 'chpasswd', 'useradd', 'userdel', 'usermod', 'groupadd', 'groupdel', 'adduser',
+  'deluser', 'newgrp', 'umount', 'modprobe', 'insmod', 'rmmod', 'iptables', 'ip6tables', 'nft', 'ufw', 'setenforce', 'swapon', 'swapoff', 'fdisk',
+  'parted', 'losetup', 'dmsetup', 'cryptsetup', 'ldconfig', 'update-alternatives', 'mknod', 'chcon', 'dscl', 'sysadminctl', 'spctl', 'csrutil',
+  'nvram', 'kextload', 'launchd', 'fakeroot-ng', 'machinectl', 'systemd-nspawn', 'bwrap', 'firejail',
+];
+const SYSTEM = [
+  'xkill', 'shutdown', 'telinit', 'init', 'reboot', 'halt', 'poweroff', 'launchctl', 'ionice-set', 'logger', 'open', 'xdg-open', 'pbcopy', 'pbpaste',
+  'xclip', 'xsel', 'wl-copy', 'wl-paste', 'code', 'cursor', 'notify-send', 'say', 'networksetup', 'scutil', 'pmset', 'caffeinate-all', 'iwconfig',
+  'journalctl', 'dmesg', 'tcpdump', 'dtrace', 'dtruss', 'lsof', 'fuser',
+];
 const PERSISTENCE = ['crontab', 'at', 'batch', 'atq', 'systemd-run'];
-const CONTAINERS = ['docker', 'docker-compose', 'podman', 'podman-compose', 'nerdctl', 'buildah', 'buildctl', 'skopeo', 'lxc', 'lxd', 'incus', 'ctr', 'crictl', 'kind', 'minikube', 'k3d', 'colima', 'lima', 'limactl', 'vagrant', 'multipass', 'virsh', 'virt-install', 'qemu-system-x86_64', 'qemu-system-aarch64', 'qemu-img', 'firecracker', 'orb', 'orbctl', 'devcontainer', 'container-use', 'cu'];
+const CONTAINERS = [
+  'docker', 'docker-compose', 'podman', 'podman-compose', 'nerdctl', 'buildah', 'buildctl', 'skopeo', 'lxc', 'lxd', 'incus', 'ctr', 'crictl', 'kind',
+  'minikube', 'k3d', 'colima', 'lima', 'limactl', 'vagrant', 'multipass', 'virsh', 'virt-install', 'qemu-system-x86_64', 'qemu-system-aarch64',
+  'qemu-img', 'firecracker', 'orb', 'orbctl', 'devcontainer', 'container-use', 'cu',
+];
 
 /** Build and test tools run project code; their output options write where they say. */
 const devTool: Handler = (cmd) => {
@@ -48,23 +65,24 @@ const devTool: Handler = (cmd) => {
   cmd.argumentPaths();
 };
 
-const printInfo: Handler = (c) => {
-  c.add(['read_only'], `${c.prog} only prints`);
-  c.args.forEach((w) => c.maybePath(w, 'read'));
+const printInfo: Handler = (cmd) => {
+  cmd.add(['read_only'], `${cmd.prog} only prints`);
+  cmd.args.forEach((word) => cmd.maybePath(word, 'read'));
 };
 
-const sqlite: Handler = (c) => {
-  c.add(['mutating'], `${c.prog} opens a database`);
-  c.args.forEach((w) => c.maybePath(w, 'write'));
-  for (const v of c.vals) {
-    if (v === null) continue;
-    if (/(^|\n|;)\s*\.(shell|system|once|output|import|load|read|open|save|backup|restore|excel|cd)\b/.test(v) || /\bload_extension\s*\(|\bATTACH\b|\bwritefile\s*\(|\breadfile\s*\(/i.test(v)) {
-      c.add(['code_execution', 'unknown'], `${c.prog} dot-commands or functions reach outside the database (${v.slice(0, 40)})`);
+const sqlite: Handler = (cmd) => {
+  cmd.add(['mutating'], `${cmd.prog} opens a database`);
+  cmd.args.forEach((word) => cmd.maybePath(word, 'write'));
+  for (const value of cmd.vals) {
+    if (value === null) continue;
+    if (/(^|\n|;)\s*\.(shell|system|once|output|import|load|read|open|save|backup|restore|excel|cd)\b/.test(value) ||
+        /\bload_extension\s*\(|\bATTACH\b|\bwritefile\s*\(|\breadfile\s*\(/i.test(value)) {
+      cmd.add(['code_execution', 'unknown'], `${cmd.prog} dot-commands or functions reach outside the database (${value.slice(0, 40)})`);
     }
   }
-  const ops = c.args.filter((w) => !(literal(w) ?? '-').startsWith('-'));
-  if (ops.length <= 1 && c.stdin.kind === 'inherit') c.add(['interactive'], `${c.prog} without SQL is an interactive shell`);
-  if (c.stdin.kind === 'data' && c.stdin.taint.length > 0) c.add(['opaque_code'], `${c.prog} runs downloaded or decoded SQL`);
+  const ops = cmd.args.filter((word) => !(literal(word) ?? '-').startsWith('-'));
+  if (ops.length <= 1 && cmd.stdin.kind === 'inherit') cmd.add(['interactive'], `${cmd.prog} without SQL is an interactive shell`);
+  if (cmd.stdin.kind === 'data' && cmd.stdin.taint.length > 0) cmd.add(['opaque_code'], `${cmd.prog} runs downloaded or decoded SQL`);
 };
 
 /**
@@ -75,9 +93,13 @@ const dbClient: Handler = (cmd) => {
   cmd.add(['networked'], `${cmd.prog} connects to a database server`);
   const hasQuery = cmd.vals.some((value) => value !== null && /^(-c|-e|--command|--execute|-f|--file|--eval)(=.*)?$/.test(value));
   if (!hasQuery && cmd.stdin.kind === 'inherit') cmd.add(['interactive'], `${cmd.prog} without a query is interactive`);
-  const opts = parseOpts(cmd.args, 'cefoPhpUudDv', ['command', 'execute', 'file', 'output', 'pager', 'host', 'port', 'user', 'dbname', 'database', 'defaults-file', 'defaults-extra-file', 'init-command', 'eval', 'set', 'variable']);
+  const opts = parseOpts(cmd.args, 'cefoPhpUudDv', [
+    'command', 'execute', 'file', 'output', 'pager', 'host', 'port', 'user', 'dbname', 'database', 'defaults-file', 'defaults-extra-file',
+    'init-command', 'eval', 'set', 'variable',
+  ]);
   for (const pager of opts.values.get('pager') ?? []) cmd.runs(pager, `${cmd.prog} --pager`);
-  for (const file of [...(opts.values.get('f') ?? []), ...(opts.values.get('file') ?? []), ...(opts.values.get('defaults-file') ?? []), ...(opts.values.get('defaults-extra-file') ?? [])]) cmd.path(file, 'read');
+  for (const file of [...(opts.values.get('f') ?? []), ...(opts.values.get('file') ?? []), ...(opts.values.get('defaults-file') ?? []),
+      ...(opts.values.get('defaults-extra-file') ?? [])]) cmd.path(file, 'read');
   for (const out of [...(cmd.prog === 'psql' ? opts.values.get('o') ?? [] : []), ...(opts.values.get('output') ?? [])]) {
     const text = literal(out);
     if (text !== null && text.startsWith('|')) cmd.runs(litWord(text.slice(1)), `${cmd.prog} -o |`);
@@ -92,13 +114,16 @@ const dbClient: Handler = (cmd) => {
 };
 
 export const SYSTEM_TOOLS: Record<string, Handler> = {
-  ...Object.fromEntries(INFO.map((p) => [p, printInfo])),
-  ...Object.fromEntries(DEV_TOOLS.map((p) => [p, devTool])),
-  ...Object.fromEntries(TERMINAL_UIS.map((p) => [p, simple(['interactive'], 'needs a terminal')])),
-  ...Object.fromEntries(PRIVILEGE.map((p) => [p, simple(['privilege'], 'changes privileges or the host system')])),
-  ...Object.fromEntries(SYSTEM.map((p) => [p, simple(['system'], 'acts on host processes, devices or services')])),
-  ...Object.fromEntries(PERSISTENCE.map((p) => [p, (c: Cmd) => (c.vals.includes('-l') || c.prog === 'atq' ? c.add(['read_only'], `${c.prog} -l lists jobs`) : c.add(['persistence'], `${c.prog} schedules commands to run later, outside the policy`))])),
-  ...Object.fromEntries(CONTAINERS.map((p) => [p, simple(['container'], 'drives a container or VM engine, which can reach any host path')])),
+  ...Object.fromEntries(INFO.map((name) => [name, printInfo])),
+  ...Object.fromEntries(DEV_TOOLS.map((name) => [name, devTool])),
+  ...Object.fromEntries(TERMINAL_UIS.map((name) => [name, simple(['interactive'], 'needs a terminal')])),
+  ...Object.fromEntries(PRIVILEGE.map((name) => [name, simple(['privilege'], 'changes privileges or the host system')])),
+  ...Object.fromEntries(SYSTEM.map((name) => [name, simple(['system'], 'acts on host processes, devices or services')])),
+  ...Object.fromEntries(PERSISTENCE.map(
+      (name) => [name, (cmd: Cmd) => (
+          cmd.vals.includes('-l') || cmd.prog === 'atq' ? cmd.add(['read_only'], `${cmd.prog} -l lists jobs`) : cmd.add(['persistence'],
+              `${cmd.prog} schedules commands to run later, outside the policy`))])),
+  ...Object.fromEntries(CONTAINERS.map((name) => [name, simple(['container'], 'drives a container or VM engine, which can reach any host path')])),
   sqlite3: sqlite,
   psql: dbClient,
   mysql: dbClient,

@@ -64,7 +64,8 @@ function awkProgram(cmd: Cmd, program: string): void {
   const allCalls = program.match(/\bsystem\s*\(/g)?.length ?? 0;
   // Every pipe, strings blanked: `"cmd" | getline` and `print | "cmd"` name their command, others compute it.
   const blanked = program.replace(new RegExp(AWK_STRING, 'g'), '""').replace(/\|\|/g, ' or ');
-  const computedPipe = [...blanked.matchAll(/(\S+)\s*\|&?\s*(\S+)/g)].some(([, before, after]) => (after!.startsWith('getline') ? !before!.endsWith('""') : !after!.startsWith('""')));
+  const computedPipe = [...blanked.matchAll(/(\S+)\s*\|&?\s*(\S+)/g)].some(([, before, after]) =>
+      (after!.startsWith('getline') ? !before!.endsWith('""') : !after!.startsWith('""')));
   if (allCalls > literalCalls || computedPipe) cmd.add(['code_execution', 'unknown'], 'the awk program runs shell commands it computes');
   for (const command of commands) cmd.runs(litWord(command), 'awk');
   for (const found of program.matchAll(new RegExp(`(?:print|printf)[^;}]*?>>?\\s*${AWK_STRING}`, 'g'))) cmd.path(litWord(awkString(found[1]!), false), 'write');
@@ -79,7 +80,8 @@ function awkProgram(cmd: Cmd, program: string): void {
 
 const awk: Handler = (cmd) => {
   const opts = parseOpts(cmd.args, 'fvFilE', ['file', 'assign', 'field-separator', 'include', 'load', 'exec']);
-  const programFiles = [...(opts.values.get('f') ?? []), ...(opts.values.get('file') ?? []), ...(opts.values.get('E') ?? []), ...(opts.values.get('exec') ?? [])];
+  const programFiles = [...(opts.values.get('f') ?? []), ...(opts.values.get('file') ?? []), ...(opts.values.get('E') ?? []),
+      ...(opts.values.get('exec') ?? [])];
   const program = programFiles.length > 0 ? null : opts.operands[0];
   const files = program ? opts.operands.slice(1) : opts.operands;
   const inPlace = (opts.values.get('i') ?? []).some((word) => literal(word) === 'inplace');

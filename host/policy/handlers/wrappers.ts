@@ -193,7 +193,9 @@ const perf: Handler = (cmd) => {
     return;
   }
   for (const file of optionValues(cmd, 'o', 'output')) cmd.path(file, 'write');
-  const opts = parseOpts(rest, 'oeFcgGmrCptuxjIDT', ['output', 'event', 'freq', 'count', 'call-graph', 'cgroup', 'mmap-pages', 'delay', 'repeat', 'field-separator', 'post', 'pre'], true);
+  const opts = parseOpts(rest, 'oeFcgGmrCptuxjIDT', [
+    'output', 'event', 'freq', 'count', 'call-graph', 'cgroup', 'mmap-pages', 'delay', 'repeat', 'field-separator', 'post', 'pre',
+  ], true);
   for (const hook of [...(opts.values.get('pre') ?? []), ...(opts.values.get('post') ?? [])]) cmd.runs(hook, `perf ${sub} --pre/--post`);
   runInner(cmd, opts.operands.length > 0 ? opts.operands : null, cmd.findings.length > 0);
 };
@@ -210,7 +212,8 @@ function privileged(valued: string, valuedLong: string[] = []): Handler {
         return;
       }
     }
-    if (cmd.vals.some((value) => value === '-s' || value === '-i' || value === '--shell' || value === '--login') && (cmd.prog === 'sudo' || cmd.prog === 'doas')) {
+    if (cmd.vals.some((value) => value === '-s' || value === '-i' || value === '--shell' || value === '--login') && (
+        cmd.prog === 'sudo' || cmd.prog === 'doas')) {
       cmd.add(['interactive'], `${cmd.prog} -s opens a root shell`);
     }
     const rest = cmd.prog === 'su' ? null : commandAfterOptions(cmd, valued, valuedLong);
@@ -288,7 +291,9 @@ const script: Handler = (cmd) => {
     if (text !== null) cmd.script(text, 'script -c');
   }
   if (commands.length === 0) cmd.add(['interactive'], 'script without -c starts an interactive shell');
-  for (const key of ['O', 'I', 'T', 'B', 'log-out', 'log-in', 'log-io', 'log-timing', 'timing']) for (const file of opts.values.get(key) ?? []) cmd.path(file, 'write');
+  for (const key of [
+    'O', 'I', 'T', 'B', 'log-out', 'log-in', 'log-io', 'log-timing', 'timing',
+  ]) for (const file of opts.values.get(key) ?? []) cmd.path(file, 'write');
   const file = opts.operands[0];
   if (file) cmd.path(file, 'write');
 };
@@ -353,7 +358,8 @@ export const WRAPPERS: Record<string, Handler> = {
   ionice: processWrapper(/^(-p|-P|-u|--pid|--pgid|--uid)(=.*)?$/, 'cnt', ['class', 'classdata']),
   time,
   setsid: wrapper(),
-  taskset: (cmd) => (cmd.vals.some((value) => value === '-c' || value === '--cpu-list') ? processWrapper(/^(-p|--pid)$/, 'c', ['cpu-list'])(cmd) : processWrapper(/^(-p|--pid)$/, '', [], 1)(cmd)),
+  taskset: (cmd) => (cmd.vals.some((value) => value === '-c' || value === '--cpu-list') ? processWrapper(/^(-p|--pid)$/, 'c', ['cpu-list'])(cmd) :
+      processWrapper(/^(-p|--pid)$/, '', [], 1)(cmd)),
   chrt: processWrapper(/^(-p|--pid)$/, 'TPD', ['sched-runtime', 'sched-period', 'sched-deadline'], 1),
   prlimit: processWrapper(/^(-p|--pid)(=.*)?$/, '', []),
   renice: (cmd) => cmd.add(['system'], 'renice changes the priority of host processes'),
@@ -369,8 +375,10 @@ export const WRAPPERS: Record<string, Handler> = {
   catchsegv: wrapper(),
   heaptrack: wrapper('o', ['output']),
   rr: (cmd) => (cmd.vals[0] === 'record' ? runInner(cmd, cmd.args.slice(1)) : cmd.add(['read_only'], 'rr replays a recording')),
-  ccache: (cmd) => (cmd.args.length > 0 && !(cmd.vals[0] ?? '-').startsWith('-') ? runInner(cmd, cmd.args) : cmd.add(['mutating'], `${cmd.prog} manages its cache`)),
-  sccache: (cmd) => (cmd.args.length > 0 && !(cmd.vals[0] ?? '-').startsWith('-') ? runInner(cmd, cmd.args) : cmd.add(['mutating'], `${cmd.prog} manages its cache`)),
+  ccache: (cmd) => (cmd.args.length > 0 && !(cmd.vals[0] ?? '-').startsWith('-') ? runInner(cmd, cmd.args) : cmd.add(['mutating'],
+      `${cmd.prog} manages its cache`)),
+  sccache: (cmd) => (cmd.args.length > 0 && !(cmd.vals[0] ?? '-').startsWith('-') ? runInner(cmd, cmd.args) : cmd.add(['mutating'],
+      `${cmd.prog} manages its cache`)),
   unbuffer: wrapper(),
   caffeinate: wrapper('tw'),
   'xvfb-run': wrapper('nslfe', ['server-num', 'server-args', 'auth-file', 'error-file']),
