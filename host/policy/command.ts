@@ -51,8 +51,11 @@ export interface Judge {
   written: Map<string, string>;
   /** The current directory (null when unknown). */
   readonly cwd: string | null;
-  /** Sets the current directory for the commands after this one (null = unknown), and OLDPWD. */
-  chdir(dir: string | null): void;
+  /**
+   * Sets the current directory for the commands after this one (null = unknown), and OLDPWD.
+   * `mayFail`: a cd to a directory that may not exist, so the old one stays possible.
+   */
+  chdir(dir: string | null, mayFail?: boolean): void;
   /** Directories pushd saved on this line, most recent last; handlers push and pop in place. */
   readonly dirStack: (string | null)[];
   /** A variable's value as the command sees it (its own `NAME=value` prefixes first). */
@@ -64,6 +67,8 @@ export interface Judge {
   assign(name: string, value: Word): Finding[];
   /** True when IFS was changed, so unquoted expansions split unpredictably. */
   ifsChanged: boolean;
+  /** `set -e` is on: a failing command ends the script. */
+  errexit: boolean;
   /** Records `alias name=value` for the commands after this one. */
   alias(name: string, value: string): void;
 }

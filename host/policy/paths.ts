@@ -30,6 +30,8 @@ export interface PathContext {
   mountpoint: string;
   /** Absolute current directory, or null once a `cd` went somewhere unknown. */
   cwd: string | null;
+  /** Other directories the shell may be in (a `cd` that may have failed); relative paths are judged from each. */
+  otherCwds?: string[];
   /** The host user's home directory, if known; `~` is outside the workspace either way. */
   home?: string;
 }
@@ -105,7 +107,12 @@ function resolveLiteral(path: string, ctx: PathContext, glob: boolean): PathVerd
   const p = glob ? globBase(path) : path;
   if (p.startsWith('/')) return classifyAbsolute(posix.normalize(p), ctx);
   if (ctx.cwd === null) return { cls: 'unknown', shown: path };
-  return classifyAbsolute(posix.normalize(posix.join(ctx.cwd, p === '' ? '.' : p)), ctx);
+  let worst = classifyAbsolute(posix.normalize(posix.join(ctx.cwd, p === '' ? '.' : p)), ctx);
+  for (const other of ctx.otherCwds ?? []) {
+    const verdict = classifyAbsolute(posix.normalize(posix.join(other, p === '' ? '.' : p)), ctx);
+    if (RANK[verdict.cls] > RANK[worst.cls]) worst = { cls: verdict.cls, shown: `${verdict.shown} (if a cd failed)` };
+  }
+  return worst;
 }
 
 function homeJoin(rest: string, ctx: PathContext): PathVerdict {

@@ -26,6 +26,9 @@ export interface WalkContext {
   home?: string;
 }
 
+/** Directories a failed cd may have left the shell in, before the policy calls it unknown. */
+const MAX_OTHER_CWDS = 8;
+
 /** How much of an over-long text the plain reading still looks at. */
 const MAX_ROUGH_TEXT = 4 * MAX_TEXT;
 
@@ -93,6 +96,8 @@ export class ScriptWalker {
   rootScope(): Scope {
     return {
       cwd: this.ctx.cwd,
+      otherCwds: [],
+      errexit: false,
       dirStack: [],
       vars: new Map(),
       namerefs: new Map(),
@@ -177,7 +182,7 @@ export class ScriptWalker {
       get cwd() {
         return scope.cwd;
       },
-      chdir: (dir) => this.chdir(scope, dir),
+      chdir: (dir, mayFail) => this.chdir(scope, dir, mayFail),
       get dirStack() {
         return scope.dirStack;
       },
@@ -185,6 +190,12 @@ export class ScriptWalker {
       assign: (name, value) => this.assignVariable(scope, name, value, ''),
       get ifsChanged() {
         return scope.ifsChanged;
+      },
+      get errexit() {
+        return scope.errexit;
+      },
+      set errexit(on: boolean) {
+        scope.errexit = on;
       },
       alias: (name, value) => {
         scope.aliases.set(name, value);
@@ -200,14 +211,28 @@ export class ScriptWalker {
     return { changedDirectory };
   }
 
-  private chdir(scope: Scope, dir: string | null): void {
-    scope.vars.set('OLDPWD', scope.cwd ?? unknownValue('$OLDPWD'));
+  private chdir(scope: Scope, dir: string | null, mayFail = false): void {
+    const old = scope.cwd;
+    scope.vars.set('OLDPWD', old ?? unknownValue('$OLDPWD'));
     scope.vars.delete('PWD');
+    if (dir === null || old === null) {
+      scope.cwd = null;
+      scope.otherCwds = [];
+      return;
+    }
+    // A cd that fails leaves the shell where it was, and the next command still runs.
+    if (mayFail && !scope.errexit && old !== dir && !scope.otherCwds.includes(old)) scope.otherCwds.push(old);
+    scope.otherCwds = scope.otherCwds.filter((other) => other !== dir);
+    if (scope.otherCwds.length > MAX_OTHER_CWDS) {
+      scope.cwd = null;
+      scope.otherCwds = [];
+      return;
+    }
     scope.cwd = dir;
   }
 
   private paths(scope: Scope): PathContext {
-    return { mountpoint: this.ctx.mountpoint, cwd: scope.cwd, ...(this.ctx.home ? { home: this.ctx.home } : {}) };
+    return { mountpoint: this.ctx.mountpoint, cwd: scope.cwd, otherCwds: scope.otherCwds, ...(this.ctx.home ? { home: this.ctx.home } : {}) };
   }
 
   private wordScope(scope: Scope): WordScope {
@@ -374,9 +399,53 @@ export class ScriptWalker {
       case 'process_substitution':
         this.substitute(node, scope);
         return undefined;
+      case 'list':
+        return this.list(node, scope, stdin);
+      case 'if_statement':
+        return this.ifStatement(node, scope, stdin);
       default:
         return this.children(node, scope, stdin);
     }
+  }
+
+  /**
+   * `a && b`: b runs only when a succeeded, so a `cd` in a did not fail there; `a || exit`: after
+   * the list, a succeeded. What a may have left otherwise stays possible after the list.
+   */
+  private list(node: SyntaxNode, scope: Scope, stdin: Stdin): Outcome | undefined {
+    const [left, right] = node.namedChildren;
+    const operator = node.children.find((c) => c && !c.isNamed)?.type;
+    if (!left || !right || (operator !== '&&' && operator !== '||')) return this.children(node, scope, stdin);
+    const known = scope.otherCwds.length;
+    this.walk(left, scope, stdin);
+    if (operator === '&&') {
+      const maybe = scope.otherCwds.splice(known);
+      const out = this.walk(right, scope, stdin);
+      if (scope.cwd !== null) scope.otherCwds.push(...maybe.filter((dir) => dir !== scope.cwd && !scope.otherCwds.includes(dir)));
+      return out;
+    }
+    const out = this.walk(right, scope, stdin);
+    if (/^(exit|return)\b/.test(right.text.trim())) scope.otherCwds.splice(known);
+    return out;
+  }
+
+  /** `if cd dir; then …`: the then-branch runs in dir. */
+  private ifStatement(node: SyntaxNode, scope: Scope, stdin: Stdin): Outcome | undefined {
+    let last: Outcome | undefined;
+    let known = scope.otherCwds.length;
+    let inCondition = true;
+    for (let at = 0; at < node.childCount; at++) {
+      const child = node.child(at);
+      if (!child) continue;
+      if (child.type === 'then') {
+        scope.otherCwds.splice(known);
+        inCondition = false;
+      }
+      if (!child.isNamed) continue;
+      if (inCondition && node.fieldNameForChild(at) === 'condition') known = Math.min(known, scope.otherCwds.length);
+      last = this.walk(child, scope, stdin) ?? last;
+    }
+    return last;
   }
 
   private children(node: SyntaxNode, scope: Scope, stdin: Stdin): Outcome | undefined {

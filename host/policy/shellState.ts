@@ -15,6 +15,14 @@ export interface FunctionInfo {
 export interface Scope {
   /** Absolute current directory, or null once it is unknown. */
   cwd: string | null;
+  /**
+   * Where the shell may be instead, because a `cd` may have failed (`cd nodir; cat ../x` reads
+   * from the old directory): relative paths are judged from each. Empty after `&&`, `if cd`,
+   * `|| exit` or under `set -e`, which leave only the directory the cd entered.
+   */
+  otherCwds: string[];
+  /** `set -e`: a failing command ends the script, so a failed cd does not carry on. */
+  errexit: boolean;
   /** Directories pushd saved on this line, most recent last (null: unknown). */
   dirStack: (string | null)[];
   vars: Map<string, Value | string>;
@@ -33,6 +41,7 @@ export function copyScope(scope: Scope, over: Partial<Scope> = {}): Scope {
   return {
     ...scope,
     dirStack: [...scope.dirStack],
+    otherCwds: [...scope.otherCwds],
     vars: new Map(scope.vars),
     namerefs: new Map(scope.namerefs),
     aliases: new Map(scope.aliases),
@@ -44,6 +53,8 @@ export function copyScope(scope: Scope, over: Partial<Scope> = {}): Scope {
 /** After text that ran in this very shell (eval, source, an alias): its effects are the caller's. */
 export function adoptScope(into: Scope, from: Scope): void {
   into.cwd = from.cwd;
+  into.otherCwds = from.otherCwds;
+  into.errexit = from.errexit;
   into.dirStack = from.dirStack;
   into.vars = from.vars;
   into.namerefs = from.namerefs;

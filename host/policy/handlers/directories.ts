@@ -49,7 +49,7 @@ function enter(cmd: Cmd, target: Word, how: string): void {
   if (!cmd.inShell) return;
   const places = new Set(verdicts.map((v) => (v.cls === 'inside' || v.cls === 'git_control' ? v.shown : null)));
   if (places.size === 1 && !places.has(null)) {
-    cmd.judge.chdir([...places][0]!);
+    cmd.judge.chdir([...places][0]!, true);
     return;
   }
   if (places.size > 1) cmd.add(['unknown'], `${how} may land in any of ${verdicts.map((v) => v.shown).join(', ')}, so where later paths lead is unknown`);
@@ -139,6 +139,16 @@ const shopt: Handler = (cmd) => {
   }
 };
 
+/** `set -e` / `set -o errexit`: a failing command (a cd to a missing directory) ends the script. */
+const set: Handler = (cmd) => {
+  cmd.add(['read_only'], 'set sets shell options');
+  for (const [at, value] of cmd.vals.entries()) {
+    if (value === null) continue;
+    const on = value.startsWith('-');
+    if (/^[-+][a-zA-Z]*e/.test(value) || (/^[-+]o$/.test(value) && cmd.vals[at + 1] === 'errexit')) cmd.judge.errexit = on;
+  }
+};
+
 const read: Handler = (cmd) => {
   const opts = parseOpts(cmd.args, 'adinNptu', [], false);
   cmd.add(['read_only'], 'read sets variables from its input');
@@ -163,6 +173,7 @@ export const DIRECTORY_TOOLS: Record<string, Handler> = {
   pushd,
   popd,
   shopt,
+  set,
   read,
   mapfile,
   readarray: mapfile,

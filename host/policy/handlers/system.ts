@@ -19,7 +19,7 @@ const INFO = [
   'clear', 'help', 'history', 'jobs', 'wait', 'umask', 'ulimit', 'exit', 'return', 'break', 'continue', 'shift', 'let', 'test', '[', '[[', 'cal',
       'dirs', 'times', 'ps', 'pgrep', 'pidof', 'lscpu', 'lsblk', 'lsusb', 'lspci',
   'vmstat', 'iostat', 'w', 'who', 'last', 'users', 'tz', 'info', 'apropos', 'whatis', 'cowsay', 'figlet', 'numfmt', 'shuf', 'tsort', 'ptx',
-  'md5pass', 'uuidgen', 'mkpasswd', 'getent', 'stty', 'set', 'unset', 'declare', 'typeset', 'local', 'readonly', 'export', 'disown', 'bg', 'fg',
+  'md5pass', 'uuidgen', 'mkpasswd', 'getent', 'stty', 'unset', 'declare', 'typeset', 'local', 'readonly', 'export', 'disown', 'bg', 'fg',
   'enable', 'caller', 'compgen', 'complete', 'suspend', 'logout', 'envsubst', 'nm', 'objdump', 'readelf', 'ldd', 'size', 'otool', 'lipo',
 ];
 
