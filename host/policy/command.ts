@@ -229,11 +229,13 @@ export class Cmd {
 
 /** Option names that, for most build tools and unknown programs, name a file or directory written. */
 const OUTPUT_OPTION = new RegExp(
-  [
-    String.raw`^(o|output|out|outfile|out-file|output-file|outdir|out-dir|output-dir|output-directory|log-file|logfile`,
-    String.raw`|junitxml|junit-xml|basetemp|cache-dir|destdir|build-dir|target-dir|report-dir|output-path|dist-dir|emit-dir`,
-    String.raw`|coverage-dir|reports-dir)$`,
-  ].join(''),
+  '^(' +
+    [
+      'o', 'output', 'out', 'outfile', 'out-file', 'output-file', 'outdir', 'out-dir', 'output-dir', 'output-directory', 'log-file', 'logfile',
+      'junitxml', 'junit-xml', 'basetemp', 'cache-dir', 'destdir', 'build-dir', 'target-dir', 'report-dir', 'output-path', 'dist-dir', 'emit-dir',
+      'coverage-dir', 'reports-dir', 'prefix', 'install-dir', 'installdir', 'install-prefix', 'pack-destination',
+    ].join('|') +
+    ')$',
   'i',
 );
 

@@ -244,6 +244,20 @@ export const HOST_TOOLS: Record<string, Handler> = {
     if (!cmd.vals.includes('-q')) changes(cmd, 'ntpdate (setting the clock)');
   },
   rtcwake: (cmd) => changes(cmd, 'rtcwake'),
+  rfkill: verbs(/^(list|event|help)$/),
+  xrandr: (cmd) => (cmd.args.length === 0 || cmd.vals.every(
+      (value) => value !== null && /^(-q|--query|--current|--listmonitors|--listactivemonitors|--verbose|--version|-h|--help)$/.test(value)) ? reads(
+          cmd) : changes(cmd, 'xrandr')),
+  iw: anyVerb(/^(set|del|add|connect|disconnect|join|leave|switch|reg)$/),
+  brctl: anyVerb(/^(add\w*|del\w*|set\w*|stp|hairpin)$/),
+  wg: verbs(/^(show|showconf|genkey|genpsk|pubkey|help)$/),
+  'wg-quick': verbs(/^(strip)$/),
+  domainname: (cmd) => (cmd.args.length === 0 ? reads(cmd) : changes(cmd, 'domainname NAME')),
+  nisdomainname: (cmd) => (cmd.args.length === 0 ? reads(cmd) : changes(cmd, 'nisdomainname NAME')),
+  loadkeys: (cmd) => changes(cmd, 'loadkeys'),
+  setxkbmap: (cmd) => (cmd.vals.some((value) => value === '-query' || value === '-print') ? reads(cmd) : changes(cmd, 'setxkbmap')),
+  xdotool: (cmd) => cmd.add(['system'], 'xdotool types and clicks into other programs on the host'),
+  ydotool: (cmd) => cmd.add(['system'], 'ydotool types and clicks into other programs on the host'),
   swapon: (cmd) => (cmd.args.length === 0 || cmd.vals.some((v) => v === '--show' || v === '-s') ? reads(cmd) : cmd.add(['privilege'],
       'swapon changes the host\'s swap')),
 };

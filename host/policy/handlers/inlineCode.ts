@@ -46,6 +46,9 @@ const HOME = new RegExp(
 const PRIVILEGE = /\b(setuid|seteuid|setgid|os\.setre[ug]id|process\.setuid|ctypes|sudo\b|\bdoas\b|pkexec)/;
 const ENV_DUMP = /\b(os\.environ\b(?!\[['"]|\.get)|process\.env\b(?!\.|\[)|%ENV\b|ENV\.to_h|getenv\(\s*\))/;
 
+/** Signals to other processes: os.kill, process.kill, Process.kill, perl/ruby kill, posix_kill. */
+const SIGNAL = /\b(os\.kill|os\.killpg|process\.kill|Process\.kill|posix_kill|signal\.pthread_kill)\s*\(|\bkill\s*\(?\s*['"]?(-?\d+|[A-Z]+|'[A-Z]+')\s*,/;
+
 /** String literals that look like absolute or home paths: '/etc/passwd', "~/.ssh/id_rsa". */
 function quotedPaths(code: string): string[] {
   const out: string[] = [];
@@ -97,6 +100,9 @@ export function scanInlineCode(judged: Cmd, code: string, what: string): void {
   if (HOME.test(code)) judged.add(['host_escape'], `${what} code reaches into the home directory`);
   if (PRIVILEGE.test(code)) judged.add(['privilege'], `${what} code changes privileges`);
   if (ENV_DUMP.test(code) && network) judged.add(['host_escape'], `${what} code sends the environment over the network`);
+  if (SIGNAL.test(code)) judged.add(['system'], `${what} code sends signals to processes, not only its own`);
+  if (/\bfork\b/.test(code) && /\b(while|for|until|loop|repeat)\b/.test(code)) judged.add(['resource_exhaustion'],
+      `${what} code forks in a loop (a fork bomb)`);
   for (const name of quotedPaths(code)) judged.path(litWord(name, false),
       /\bopen\s*\([^)]*['"][wa]|writeFile|write_text|write_bytes|unlink|rmtree|remove\(/.test(code) ? 'write' : 'read');
   if (/\bopen\s*\(|writeFile|write_text|write_bytes|unlink|rmtree|os\.remove|fs\.rm/.test(code)) judged.add(['mutating'], `${what} code may write files`);

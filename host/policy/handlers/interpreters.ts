@@ -239,10 +239,13 @@ function interpreter(lang: Lang): Handler {
         return;
       }
       if (lang.valued.includes(flag) && eq < 0) {
-        const val = cmd.args[++index];
-        if (val && (flag === '-r' || flag === '--require' || flag === '--import' || flag === '--loader')) cmd.maybePath(val, 'read');
+        // A module, an include directory, an env file: read wherever they are.
+        const optionValue = cmd.args[++index];
+        if (optionValue) cmd.maybePath(optionValue, 'read');
         continue;
       }
+      // `--env-file=~/.aws/credentials`, `-I/usr/lib`: an attached value that names a file is read.
+      cmd.maybePath(cmd.args[index]!, 'read');
       // A valued option with its value attached: perl -MLWP::Simple, -I/usr/lib.
       if (lang.valued.some((option) => option.length === 2 && value.startsWith(option) && value.length > 2)) {
         if (/^-[Mm]/.test(value) && /LWP|Net::|IO::Socket|HTTP|Socket|URI::Fetch|Mojo::UserAgent/.test(value)) cmd.add(['networked'],

@@ -84,7 +84,15 @@ const make: Handler = (cmd) => {
     const body = cmd.codeText(text, `${cmd.prog} --eval`);
     if (body !== null) makefileText(cmd, body);
   }
-  for (const file of [...(opts.values.get('f') ?? []), ...(opts.values.get('file') ?? []), ...(opts.values.get('makefile') ?? [])]) cmd.path(file, 'read');
+  for (const file of [...(opts.values.get('f') ?? []), ...(opts.values.get('file') ?? []), ...(opts.values.get('makefile') ?? [])]) {
+    cmd.path(file, 'read');
+    // `make -f - <<< 'all: ; cmd'`: the makefile is the input.
+    if (/^(-|\/dev\/stdin)$/.test(literal(file) ?? '')) {
+      if (cmd.stdin.kind === 'data' && cmd.stdin.text !== null && cmd.stdin.taint.length === 0) makefileText(cmd, cmd.stdin.text);
+      else if (cmd.stdin.kind === 'data' && cmd.stdin.taint.length > 0) cmd.add(['opaque_code'], `${cmd.prog} runs a downloaded or decoded makefile`);
+      else cmd.add(['code_execution', 'unknown'], `${cmd.prog} reads its makefile from its input`);
+    }
+  }
   for (const dir of [...(opts.values.get('C') ?? []), ...(opts.values.get('directory') ?? []), ...(opts.values.get('I') ?? []),
       ...(opts.values.get('include-dir') ?? [])]) {
     cmd.path(dir, 'read', 'works in');

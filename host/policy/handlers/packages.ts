@@ -26,6 +26,12 @@ function runsScripts(cmd: Cmd, what: string): void {
   const opts = parseOpts(cmd.args, 'C', ['script-shell', 'prefix', 'cwd', 'dir']);
   for (const shell of opts.values.get('script-shell') ?? []) cmd.runs(shell, `${what} --script-shell`);
   for (const dir of ['prefix', 'cwd', 'dir', 'C'].flatMap((key) => opts.values.get(key) ?? [])) cmd.path(dir, 'read', 'runs the scripts of');
+  // cargo --config 'target.x.runner="…"', 'build.rustc-wrapper=…': settings that name programs to run.
+  for (const setting of cmd.args.map((word) => literal(word) ?? '')) {
+    if (/^(--config=)?[\w.-]*(runner|wrapper|linker|rustc|rustdoc|editor|pager|shell|command|cmd)\b[\w.-]*\s*=/i.test(setting)) {
+      cmd.add(['code_execution', 'unknown'], `${what} is given a setting that names a program to run (${setting.slice(0, 40)})`);
+    }
+  }
   cmd.argumentPaths();
 }
 
@@ -94,6 +100,7 @@ const npm: Handler = (cmd) => {
   if (sub === 'pack' || sub === 'version' || sub === 'pkg' || sub === 'shrinkwrap' || sub === 'cache' || sub === 'uninstall' || sub === 'remove' ||
       sub === 'rm' || sub === 'r' || sub === 'un' || sub === 'unlink') {
     cmd.add(['mutating'], `npm ${sub} changes the project`);
+    cmd.argumentPaths();
     return;
   }
   if (sub === 'edit') {
