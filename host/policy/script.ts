@@ -8,9 +8,10 @@ import { Cmd, type Finding, type Judge, type Outcome, type ScriptEffect, type Sc
 import { judgeAssignment } from './envVars';
 import { forEachNode, MAX_NESTING, MAX_PARTS, MAX_SHELL_DEPTH, MAX_TEXT, nestedDeeperThan } from './limits';
 import type { BashParser, SyntaxNode } from './parse';
-import { judgePath, type PathContext, pathFinding } from './paths';
+import { judgePath, type PathContext } from './paths';
+import { judgeRedirects, REDIRECT_TYPES } from './redirects';
 import { roughCommands } from './roughRead';
-import { adoptScope, copyScope, type FunctionInfo, resolveName, type Scope, spawnsWithoutBound } from './shellState';
+import { adoptScope, copyScope, endlessLoop, type FunctionInfo, resolveName, type Scope, spawnsUnwaited, spawnsWithoutBound } from './shellState';
 import { evalWord, literal, litWord, type Taint, type Value, type Word, type WordScope } from './words';
 
 /** One judged piece before rules give it an action. */
@@ -32,7 +33,6 @@ const MAX_OTHER_CWDS = 8;
 /** How much of an over-long text the plain reading still looks at. */
 const MAX_ROUGH_TEXT = 4 * MAX_TEXT;
 
-const REDIRECT_TYPES = new Set(['file_redirect', 'heredoc_redirect', 'herestring_redirect']);
 const NUMERIC_VARS = new Set([
   '#', '?', '$', '!', '-', 'RANDOM', 'LINENO', 'SECONDS', 'BASHPID', 'PPID', 'UID', 'EUID', 'COLUMNS', 'LINES', 'SHLVL', 'EPOCHSECONDS', 'SRANDOM',
 ]);
@@ -50,31 +50,6 @@ function valueOf(name: string, value: Word): Value | string {
   if (text !== null) return text;
   const first = value.segs[0];
   return value.segs.length === 1 && first?.t === 'val' ? first.v : unknownValue(value.raw || '$' + name);
-}
-
-/** A `while true`/`until false`/`for ((;;))` loop: it never ends by itself. */
-function endlessLoop(node: SyntaxNode): boolean {
-  if (node.type === 'c_style_for_statement') return /^for\s*\(\(\s*[^;]*;\s*;/.test(node.text);
-  const condition: string[] = [];
-  for (let i = 0; i < node.childCount; i++) {
-    const child = node.child(i);
-    if (child?.isNamed && node.fieldNameForChild(i) === 'condition') condition.push(child.text.trim());
-  }
-  const text = condition.join(' ');
-  // tree-sitter-bash parses `until` as a while_statement whose first child is the keyword.
-  if (node.type === 'until_statement' || node.child(0)?.type === 'until') return text === 'false' || text === '! true' || text === '! :';
-  return /^(true|:|\[ 1 \]|\[\[ 1 \]\]|\(\(\s*1\s*\)\))$/.test(text);
-}
-
-/** The loop body starts background jobs (`&`) and never waits for them. */
-function spawnsUnwaited(body: SyntaxNode): boolean {
-  let background = false;
-  let waits = false;
-  forEachNode(body, (node) => {
-    if (node.type === '&') background = true;
-    if (node.type === 'command' && node.childForFieldName('name')?.text === 'wait') waits = true;
-  });
-  return background && !waits;
 }
 
 export class ScriptWalker {
@@ -619,66 +594,9 @@ export class ScriptWalker {
     }
     if (body?.type === 'command') return this.command(body, redirects, scope, stdin, node.text);
     // A compound statement with redirects: judge the redirects as their own part.
-    const r = this.redirects(redirects, scope);
+    const r = judgeRedirects(redirects, this.wordScope(scope), this.paths(scope));
     if (r.findings.length > 0) this.addPart(node.text.slice(0, 200), ['(redirect)'], r.findings);
     return body ? this.walk(body, scope, r.stdin ?? stdin) : undefined;
-  }
-
-  /** Judges redirections: where output goes, where input comes from. */
-  private redirects(nodes: SyntaxNode[], scope: Scope): { findings: Finding[]; stdin?: Stdin; writes: { path: string; append: boolean }[] } {
-    const findings: Finding[] = [];
-    const writes: { path: string; append: boolean }[] = [];
-    let stdin: Stdin | undefined;
-    const ws = this.wordScope(scope);
-    const all: SyntaxNode[] = [];
-    for (const n of nodes) {
-      all.push(n);
-      // `cat <<EOF > out` nests the file redirect inside the here-doc one.
-      for (const c of n.namedChildren) if (c && REDIRECT_TYPES.has(c.type)) all.push(c);
-    }
-    for (const n of all) {
-      if (n.type === 'heredoc_redirect') {
-        const start = n.namedChildren.find((c) => c?.type === 'heredoc_start')?.text ?? '';
-        const body = n.namedChildren.find((c) => c?.type === 'heredoc_body');
-        const quoted = /['"\\]/.test(start);
-        const exps = body ? body.namedChildren.filter((c): c is SyntaxNode => !!c && c.type !== 'heredoc_content') : [];
-        const taint = new Set<Taint>();
-        if (!quoted) {
-          for (const e of exps) {
-            const w = evalWord(e, ws);
-            for (const s of w.segs) if (s.t === 'val' && (s.v.kind === 'unknown' || s.v.kind === 'procsub')) for (const t of s.v.taint) taint.add(t);
-          }
-        }
-        const text = quoted || exps.length === 0 ? (body?.text ?? '') : null;
-        stdin = { kind: 'data', text, taint: [...taint], from: 'a here-document' };
-        continue;
-      }
-      if (n.type === 'herestring_redirect') {
-        const wn = n.namedChildren.filter((c): c is SyntaxNode => !!c).pop();
-        const w = wn ? evalWord(wn, ws) : litWord('');
-        const taint = new Set<Taint>();
-        for (const s of w.segs) if (s.t === 'val' && (s.v.kind === 'unknown' || s.v.kind === 'procsub')) for (const t of s.v.taint) taint.add(t);
-        const lit = literal(w);
-        stdin = { kind: 'data', text: lit === null ? null : lit + '\n', taint: [...taint], from: 'a here-string' };
-        continue;
-      }
-      const dest = n.childForFieldName('destination');
-      const op = n.children.find((c) => c && !c.isNamed)?.type ?? '>';
-      if (!dest) continue;
-      if ((op === '>&' || op === '<&' || op === '>&-' || op === '<&-') && /^(\d+|-)$/.test(dest.text)) continue;
-      const w = evalWord(dest, ws);
-      const use = op === '<' ? 'read' : 'write';
-      const v = judgePath(w, this.paths(scope));
-      const f = pathFinding(v, use);
-      if (f) findings.push(f);
-      else if (use === 'write' && v.cls === 'inside') {
-        findings.push({ categories: ['mutating'], why: `writes ${w.raw} (redirect ${op})` });
-        writes.push({ path: v.shown, append: op === '>>' || op === '&>>' });
-      }
-      if (op === '<' || op === '<>') stdin = { kind: 'data', text: null, taint: v.cls === 'socket' ? ['remote'] : [], from: w.raw };
-      if (op === '<>' && v.cls === 'socket') findings.push({ categories: ['networked'], why: 'opens a network socket for reading and writing' });
-    }
-    return { findings, ...(stdin ? { stdin } : {}), writes };
   }
 
   private command(node: SyntaxNode, outer: SyntaxNode[], scope: Scope, stdin: Stdin, text: string): Outcome | undefined {
@@ -702,7 +620,7 @@ export class ScriptWalker {
       else if (field === 'argument') words.push(evalWord(child, ws));
       else if (child.isNamed && child.type !== 'comment') this.walk(child, scope, INHERIT);
     }
-    const r = this.redirects(redirects, scope);
+    const r = judgeRedirects(redirects, this.wordScope(scope), this.paths(scope));
     const name = words[0] ? literal(words[0]) : null;
     if (prefixVars.has('IFS') && !(name !== null && IFS_READERS.has(name))) {
       prefixFindings.push({ categories: ['unknown'], why:

@@ -1,8 +1,11 @@
 /**
  * What one command tells the next within a command line: the current directory and the ones
  * pushd saved, variables (and namerefs, which make a name stand for another), aliases, and the
- * functions defined so far with whom they call — which is how a fork bomb is recognised.
+ * functions defined so far with whom they call — which is how a fork bomb is recognised — and
+ * endless loops that keep starting background jobs.
  */
+import { forEachNode } from './limits';
+import type { SyntaxNode } from './parse';
 import type { Value } from './words';
 
 export interface FunctionInfo {
@@ -98,4 +101,29 @@ export function spawnsWithoutBound(functions: Map<string, FunctionInfo>, name: s
     }
   }
   return false;
+}
+
+/** A `while true`/`until false`/`for ((;;))` loop: it never ends by itself. */
+export function endlessLoop(node: SyntaxNode): boolean {
+  if (node.type === 'c_style_for_statement') return /^for\s*\(\(\s*[^;]*;\s*;/.test(node.text);
+  const condition: string[] = [];
+  for (let i = 0; i < node.childCount; i++) {
+    const child = node.child(i);
+    if (child?.isNamed && node.fieldNameForChild(i) === 'condition') condition.push(child.text.trim());
+  }
+  const text = condition.join(' ');
+  // tree-sitter-bash parses `until` as a while_statement whose first child is the keyword.
+  if (node.type === 'until_statement' || node.child(0)?.type === 'until') return text === 'false' || text === '! true' || text === '! :';
+  return /^(true|:|\[ 1 \]|\[\[ 1 \]\]|\(\(\s*1\s*\)\))$/.test(text);
+}
+
+/** The loop body starts background jobs (`&`) and never waits for them. */
+export function spawnsUnwaited(body: SyntaxNode): boolean {
+  let background = false;
+  let waits = false;
+  forEachNode(body, (node) => {
+    if (node.type === '&') background = true;
+    if (node.type === 'command' && node.childForFieldName('name')?.text === 'wait') waits = true;
+  });
+  return background && !waits;
 }
