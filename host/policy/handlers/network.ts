@@ -75,7 +75,9 @@ const curl: Handler = (cmd) => {
     }
   }
   uploads(cmd, opts.values, ['d', 'data', 'data-binary', 'data-ascii', 'data-urlencode', 'F', 'form', 'json', 'T', 'upload-file']);
-  if (outs.length === 0 && !opts.flags.has('O') && !opts.flags.has('remote-name')) cmd.outputTaint = ['remote'];
+  // `-o -` (or no -o at all) prints the download.
+  const toStdout = outs.length === 0 || outs.some((word) => literal(word) === '-');
+  if (toStdout && !opts.flags.has('O') && !opts.flags.has('remote-name')) cmd.outputTaint = ['remote'];
 };
 
 const wget: Handler = (cmd) => {
