@@ -79,10 +79,14 @@ const npm: Handler = (cmd) => {
     return;
   }
   if (NPM_INSTALL.has(sub)) {
-    if ((sub === 'init' || sub === 'innit') && !rest.some((word) => /^(-y|--yes)$/.test(literal(word) ?? '')) &&
-        rest.filter((word) => !(literal(word) ?? '-').startsWith('-')).length === 0) {
-      cmd.add(['mutating', 'interactive'], 'npm init asks questions');
-      return;
+    if (sub === 'init' || sub === 'innit') {
+      // `npm init <initializer>` runs create-<initializer> from the registry; without one it only writes package.json.
+      const initializer = rest.find((word) => literal(word) === null || !literal(word)!.startsWith('-'));
+      if (initializer === undefined) {
+        const asks = !rest.some((word) => /^(-y|--yes)$/.test(literal(word) ?? ''));
+        cmd.add(asks ? ['mutating', 'interactive'] : ['mutating'], asks ? 'npm init asks questions' : 'npm init -y writes package.json');
+        return;
+      }
     }
     install(cmd, `npm ${sub}`);
     return;
