@@ -1,12 +1,13 @@
-// Bundles the avfs CLI/host (and, once they exist, the extension and webview) with esbuild.
+// Bundles the avfs CLI/host and the VS Code extension (and, once it exists, the webview) with esbuild.
+//   node scripts/build.mjs   (npm run build)
+// buildVscodeTests() bundles the tests that run inside VS Code; the VS Code test runners call it.
 import { build } from 'esbuild';
-import { chmodSync, copyFileSync, existsSync, mkdirSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
-mkdirSync(dist, { recursive: true });
 
 const common = {
   bundle: true,
@@ -19,24 +20,49 @@ const common = {
   external: ['better-sqlite3', 'fuse-native', 'vscode'],
 };
 
-await build({
-  ...common,
-  entryPoints: [join(root, 'host/avfs.ts')],
-  outfile: join(dist, 'avfs.js'),
-  banner: { js: '#!/usr/bin/env node' },
-});
-chmodSync(join(dist, 'avfs.js'), 0o755);
+export async function buildProduct() {
+  mkdirSync(dist, { recursive: true });
+  await build({
+    ...common,
+    entryPoints: [join(root, 'host/avfs.ts')],
+    outfile: join(dist, 'avfs.js'),
+    banner: { js: '#!/usr/bin/env node' },
+  });
+  chmodSync(join(dist, 'avfs.js'), 0o755);
 
-const extensionEntry = join(root, 'extension/extension.ts');
-if (existsSync(extensionEntry)) {
-  await build({ ...common, entryPoints: [extensionEntry], outfile: join(dist, 'extension.js') });
+  const extensionEntry = join(root, 'extension/extension.ts');
+  if (existsSync(extensionEntry)) {
+    await build({ ...common, entryPoints: [extensionEntry], outfile: join(dist, 'extension.js') });
+  }
+
+  // The policy parser's grammars ship beside the bundle.
+  for (const [pkg, file] of [
+    ['web-tree-sitter', 'web-tree-sitter.wasm'],
+    ['tree-sitter-bash', 'tree-sitter-bash.wasm'],
+  ]) {
+    const src = join(root, 'node_modules', pkg, file);
+    if (existsSync(src)) copyFileSync(src, join(dist, file));
+  }
 }
 
-// The policy parser's grammars ship beside the bundle.
-for (const [pkg, file] of [
-  ['web-tree-sitter', 'web-tree-sitter.wasm'],
-  ['tree-sitter-bash', 'tree-sitter-bash.wasm'],
-]) {
-  const src = join(root, 'node_modules', pkg, file);
-  if (existsSync(src)) copyFileSync(src, join(dist, file));
+export const VSCODE_TESTS_OUT = join(dist, 'test', 'vscode');
+
+/**
+ * Bundles test/vscode/index.ts (the `extensionTestsPath` entry) and each test/vscode/*.test.ts beside
+ * it into dist/test/vscode/, so mocha can load them one file at a time inside the extension host.
+ * Mocha stays external: it is loaded from node_modules by the entry. Returns the entry's path.
+ */
+export async function buildVscodeTests() {
+  const src = join(root, 'test', 'vscode');
+  const tests = readdirSync(src).filter((f) => f.endsWith('.test.ts'));
+  rmSync(VSCODE_TESTS_OUT, { recursive: true, force: true });
+  await build({
+    ...common,
+    external: [...common.external, 'mocha'],
+    entryPoints: [join(src, 'index.ts'), ...tests.map((f) => join(src, f))],
+    outdir: VSCODE_TESTS_OUT,
+  });
+  return join(VSCODE_TESTS_OUT, 'index.js');
 }
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await buildProduct();

@@ -1,16 +1,22 @@
-// Runs every test file under test/ with node:test (TypeScript through tsx).
-// Usage: node scripts/test.mjs [filter...]   (a filter keeps files whose path contains it)
+// The test suites. With no arguments: every node:test file under test/ (TypeScript through tsx), then
+// the VS Code suite (the extension's tests inside a real VS Code: scripts/vscode/test.mjs).
+// Usage: node scripts/test.mjs [filter...]   (only the node:test files whose path contains a filter)
+// The VS Code suite alone: npm run test:vscode
+// The CLI tests run the built dist/avfs.js, so it is rebuilt first whenever a source is newer.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+// test/vscode runs inside VS Code's extension host (mocha), not under node:test.
+const VSCODE_TESTS = join(root, 'test', 'vscode');
 const filters = process.argv.slice(2);
 const files = [];
 (function walk(dir) {
   for (const name of readdirSync(dir).sort()) {
     const p = join(dir, name);
+    if (p === VSCODE_TESTS) continue;
     if (statSync(p).isDirectory()) walk(p);
     else if (name.endsWith('.test.ts')) files.push(relative(root, p));
   }
@@ -20,9 +26,29 @@ if (selected.length === 0) {
   console.error(`no test files match ${filters.join(' ')}`);
   process.exit(1);
 }
-const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...selected], {
-  cwd: root,
-  stdio: 'inherit',
-  env: { ...process.env, AVFS_ROOT: root },
-});
-process.exit(r.status ?? 1);
+/** The newest modification time under `p` (a file or a directory tree). */
+function newest(p) {
+  if (!existsSync(p)) return 0;
+  const st = statSync(p);
+  if (!st.isDirectory()) return st.mtimeMs;
+  return Math.max(st.mtimeMs, ...readdirSync(p).map((n) => newest(join(p, n))));
+}
+const bundle = join(root, 'dist', 'avfs.js');
+const inputs = ['host', 'extension', 'scripts/build.mjs', 'package.json', 'package-lock.json'].map((p) => join(root, p));
+if (!existsSync(bundle) || Math.max(...inputs.map(newest)) > statSync(bundle).mtimeMs) {
+  console.error('dist/avfs.js is older than its sources: building it first');
+  const b = spawnSync(process.execPath, [join(root, 'scripts', 'build.mjs')], { cwd: root, stdio: 'inherit' });
+  if (b.status !== 0) process.exit(b.status ?? 1);
+}
+
+const header = (title) => process.stdout.write(`\n\x1b[1m== ${title}\x1b[0m\n\n`);
+const run = (args) => spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit', env: { ...process.env, AVFS_ROOT: root } }).status ?? 1;
+
+if (!filters.length) header(`node:test: ${selected.length} files under test/`);
+const unit = run(['--import', 'tsx', '--test', '--test-reporter=spec', ...selected]);
+if (filters.length) process.exit(unit);
+
+header('VS Code: the extension inside code-server (test/vscode, npm run test:vscode)');
+const vscode = run(['--import', 'tsx', join('scripts', 'vscode', 'test.mjs')]);
+header(`node:test ${unit === 0 ? 'passed' : `FAILED (exit ${unit})`}; VS Code ${vscode === 0 ? 'passed' : `FAILED (exit ${vscode})`}`);
+process.exit(unit || vscode);

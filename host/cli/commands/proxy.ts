@@ -171,7 +171,7 @@ export function register(program: Command, ctx: CliContext): void {
               (await viaHost(ctx, request, { interactive, signal: cancel.signal, ...(show ? { show } : {}) })) ??
               (await runExec(request, {
                 home: ctx.home,
-                engine: createPolicyEngine,
+                engine: () => createPolicyEngine({ oneShot: true }),
                 approver,
                 inProcessMounts: true,
                 surface: 'cli',
