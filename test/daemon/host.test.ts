@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import type { ApprovalRequest } from '../../host/protocol/exec';
 import { ExecutionEnvelope } from '../../host/protocol/exec';
 import { type HostClient } from '../../host/daemon/client';
+import { groupMembers } from '../../host/proxy/processGroup';
 import { CLI, runCli, runJson, tempDir } from '../helpers';
 import { sh, waitFor } from '../fuse/helpers';
 import { client, type HostProcess, hostRunning, startHost } from './helpers';
@@ -202,14 +203,18 @@ describe('avfs host', () => {
     assert.equal(await left, 'disconnected');
   });
 
-  test('cancelling an exec/run request stops the command like a timeout', async () => {
+  test('cancelling an exec/run request stops the command like a timeout, and answers with the cancelled envelope', async () => {
     const c = await connectClient({ name: 'canceller' });
     const ac = new AbortController();
-    const pending = c.call('exec/run', { vault: 'main', command: { argv: ['sleep', '30'] } }, ac.signal);
+    const pending = c.call('exec/run', { vault: 'main', command: { argv: ['sh', '-c', 'echo $$; sleep 30'] } }, ac.signal);
     await new Promise((r) => setTimeout(r, 1000));
     ac.abort();
-    await assert.rejects(pending);
-    assert.ok(await waitFor(async () => (await c.callHost('host/status', {})).running_execs === 0, 10_000));
+    const env = await pending;
+    assert.equal(env.result.state, 'cancelled');
+    assert.equal(env.result.cancelled, true);
+    assert.ok(env.result.duration_ms < 10_000);
+    assert.deepEqual(groupMembers(Number(env.result.stdout.trim())), [], 'nothing of the command survives');
+    assert.equal((await c.callHost('host/status', {})).running_execs, 0);
   });
 
   test('stopping the host unmounts what it mounted and removes its socket and record; the CLI then works in-process', async () => {

@@ -202,7 +202,9 @@ describe('avfs proxy exec', () => {
   test('exit codes and signals are reported, and the CLI exits with the command\'s code', async () => {
     const three = await exec('base', ['--', 'sh', '-c', 'exit 3']);
     assert.deepEqual([three.code, three.env.result.exit_code, three.env.success, three.env.result.state], [3, 3, false, 'completed']);
-    const killed = await exec('base', ['--', 'python3', '-c', 'import os; os.kill(os.getpid(), 9)']);
+    // A program that kills itself with SIGKILL (a script the policy does not read into).
+    await json(['--vault', 'base', 'write', '/die.py', 'import os\nos.kill(os.getpid(), 9)\n']);
+    const killed = await exec('base', ['--', 'python3', 'die.py']);
     assert.deepEqual([killed.code, killed.env.result.exit_code, killed.env.result.signal], [137, 137, 'SIGKILL']);
     const missing = await exec('base', ['--', 'no-such-program-avfs']);
     assert.deepEqual([missing.code, missing.env.result.exit_code], [127, 127]);
