@@ -1,4 +1,9 @@
-/** Vault path validation: absolute, no NUL, no `..` above the root, POSIX length limits. */
+/**
+ * Vault path validation: absolute, no NUL, no `..` above the root, names of at most NAME_MAX
+ * bytes. PATH_MAX bounds one path as a caller hands it over (the kernel's limit for one system
+ * call, the CLI's for an argument), never a file's full path from the vault root: through a
+ * mount, a relative path reaches files deeper than 4,096 bytes, as on a local file system.
+ */
 import { AvfsError, err } from '../protocol/errors';
 
 export const NAME_MAX = 255;
@@ -9,9 +14,6 @@ export function splitPath(path: string): string[] {
   if (typeof path !== 'string') throw err.invalidPath(String(path), 'not a string');
   if (path.includes('\0')) throw err.invalidPath(path, 'contains a NUL byte');
   if (!path.startsWith('/')) throw err.invalidPath(path, 'vault paths are absolute (start with /)');
-  if (Buffer.byteLength(path) > PATH_MAX) {
-    throw new AvfsError('NameTooLong', `path is longer than ${PATH_MAX} bytes`, { path: path.slice(0, 64) + '…' });
-  }
   const out: string[] = [];
   for (const part of path.split('/')) {
     if (part === '' || part === '.') continue;
@@ -38,5 +40,8 @@ export function joinPath(dir: string, name: string): string {
 
 /** A CLI argument as a vault path: relative paths are taken from the vault root. */
 export function fromCliPath(arg: string): string {
+  if (Buffer.byteLength(arg) > PATH_MAX) {
+    throw new AvfsError('NameTooLong', `path is longer than ${PATH_MAX} bytes`, { path: arg.slice(0, 64) + '…' });
+  }
   return normalizePath(arg.startsWith('/') ? arg : '/' + arg);
 }
