@@ -32,12 +32,16 @@ export interface TransferStats {
 
 const emptyStats = (): TransferStats => ({ files: 0, dirs: 0, symlinks: 0, hardlinks: 0, special: 0, bytes: 0, skipped: [] });
 
-/** A host file-system error as a typed error that names the host path. */
+/**
+ * A host file-system error as a typed error that names the host path. An errno the error table
+ * has no kind for (EIO, ENXIO, …) is the host's storage failing, not a bug in avfs: StorageError.
+ */
 function hostError(e: unknown, what: string, hostPath: string): AvfsError {
   if (e instanceof AvfsError) return e;
   const a = toAvfsError(e);
   const code = (e as NodeJS.ErrnoException).code;
-  return new AvfsError(a.kind, `cannot ${what} ${hostPath}: ${code ?? a.message}`, { ...a.details, path: hostPath });
+  const kind = a.kind === 'Internal' && code !== undefined ? 'StorageError' : a.kind;
+  return new AvfsError(kind, `cannot ${what} ${hostPath}: ${code ?? a.message}`, { ...a.details, path: hostPath });
 }
 
 function onHost<T>(what: string, hostPath: string, fn: () => T): T {

@@ -98,8 +98,14 @@ describe('avfs import and export', () => {
     const r = await cli(['import', missing, '/m']);
     assert.deepEqual([r.json.error, r.json.path], ['NotFound', missing]);
 
-    if (process.getuid?.() !== 0) return;
-    // An unreadable directory inside the tree, for a user who is not root.
+    // A file the host cannot read (EIO).
+    const eio = await cli(['import', '/proc/self/mem', '/mem']);
+    assert.deepEqual([eio.json.error, eio.json.path, eio.code], ['StorageError', '/proc/self/mem', ERROR_TABLE.StorageError.exit]);
+    assert.equal((await cli(['stat', '/mem'])).json.error, 'NotFound');
+
+    // An unreadable directory inside the tree, for a user who is not root (nobody must be able to
+    // run this checkout's CLI, as on CI and developer machines; a checkout under /root is not).
+    if (process.getuid?.() !== 0 || spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--', 'test', '-r', CLI]).status !== 0) return;
     const tree = join(t.dir, 'locked');
     fs.mkdirSync(join(tree, 'closed'), { recursive: true });
     fs.chmodSync(join(tree, 'closed'), 0o000);
