@@ -16,6 +16,8 @@ export const MountRecord = z.object({
   vault: z.string(),
   mountpoint: z.string(),
   readonly: z.boolean(),
+  /** Other users may reach it (absent in records written before the option existed: false). */
+  allow_other: z.boolean().optional(),
   pid: z.number().int(),
   started: z.string(),
   state: z.enum(['mounting', 'mounted', 'unmounting']),

@@ -13,6 +13,8 @@ import { lazyUnmount, mountEntry, type MountRecord, MountRegistry, pidAlive } fr
 
 export interface ServerOptions {
   readonly?: boolean;
+  /** Let other users reach the mount (the kernel's permission checks apply). */
+  allowOther?: boolean;
   /** How long the kernel may cache names and attributes, in ms. */
   cacheMs?: number;
 }
@@ -32,6 +34,7 @@ export async function startMountServer(home: AvfsHome, vault: string, mountpoint
   const logFd = openSync(logFile, 'a');
   const args = [...process.execArgv, avfsScript(), 'mount', vault, mountpoint, '--foreground', '--ready-fd', '3'];
   if (opts.readonly) args.push('--readonly');
+  if (opts.allowOther) args.push('--allow-other');
   if (opts.cacheMs !== undefined) args.push('--cache-ms', String(opts.cacheMs));
   const child = spawn(process.execPath, args, {
     detached: true,

@@ -30,6 +30,7 @@ export interface MountLease {
 export interface MountPlan {
   vault: string;
   readonly: boolean;
+  allowOther: boolean;
   mountpoint: string;
   /** A live mount of the vault is there: use it. */
   live: boolean;
@@ -51,13 +52,17 @@ export function autoMountpoint(home: AvfsHome, vault: string, readonly: boolean,
   return join(base, keep ? name : `${name}.exec-${process.pid}-${++oneShot}`);
 }
 
-/** A live mount of `vault` that a call can use: same mode, not another run's one-shot mount, at `mountpoint` if one is given. */
-export function findLiveMount(home: AvfsHome, vault: string, readonly: boolean, mountpoint?: string): MountRecord | undefined {
+/**
+ * A live mount of `vault` that a call can use: same mode (read-only, and open to other users
+ * when that is asked for), not another run's one-shot mount, at `mountpoint` if one is given.
+ */
+export function findLiveMount(home: AvfsHome, vault: string, readonly: boolean, mountpoint?: string, allowOther = false): MountRecord | undefined {
   const reg = new MountRegistry(home);
   const want = mountpoint === undefined ? undefined : resolve(mountpoint);
   return reg
     .records()
     .filter((r) => r.vault === vault && r.readonly === readonly && r.state === 'mounted' && !ONE_SHOT_RE.test(r.mountpoint))
+    .filter((r) => !allowOther || r.allow_other === true)
     .filter((r) => want === undefined || r.mountpoint === want)
     .find((r) => reg.isLive(r));
 }
@@ -113,12 +118,13 @@ async function withMountLock<T>(home: AvfsHome, mountpoint: string, fn: () => Pr
  * given mountpoint, if one is given), else the given or automatic directory. The policy judges
  * the command against this path before anything is mounted.
  */
-export function planMount(home: AvfsHome, req: { vault: string; readonly: boolean; keep: boolean; mountpoint?: string }): MountPlan {
-  const live = findLiveMount(home, req.vault, req.readonly, req.mountpoint);
-  if (live) return { vault: req.vault, readonly: req.readonly, mountpoint: live.mountpoint, live: true, auto: false };
+export function planMount(home: AvfsHome, req: { vault: string; readonly: boolean; allowOther: boolean; keep: boolean; mountpoint?: string }): MountPlan {
+  const live = findLiveMount(home, req.vault, req.readonly, req.mountpoint, req.allowOther);
+  if (live) return { vault: req.vault, readonly: req.readonly, allowOther: req.allowOther, mountpoint: live.mountpoint, live: true, auto: false };
   return {
     vault: req.vault,
     readonly: req.readonly,
+    allowOther: req.allowOther,
     mountpoint: resolve(req.mountpoint ?? autoMountpoint(home, req.vault, req.readonly, req.keep)),
     live: false,
     auto: req.mountpoint === undefined,
@@ -127,7 +133,7 @@ export function planMount(home: AvfsHome, req: { vault: string; readonly: boolea
 
 export async function leaseMount(home: AvfsHome, plan: MountPlan, opts: { keep: boolean; inProcess: boolean }): Promise<MountLease> {
   const req = { ...plan, ...opts };
-  if (plan.live && findLiveMount(home, plan.vault, plan.readonly, plan.mountpoint)) return reusedLease(plan.mountpoint);
+  if (plan.live && findLiveMount(home, plan.vault, plan.readonly, plan.mountpoint, plan.allowOther)) return reusedLease(plan.mountpoint);
   const mountpoint = plan.mountpoint;
   if (plan.auto) mkdirSync(mountpoint, { recursive: true });
   const removeDir = () => {
@@ -141,7 +147,7 @@ export async function leaseMount(home: AvfsHome, plan: MountPlan, opts: { keep: 
 
   if (!req.keep && req.inProcess) {
     const { MountSession } = await import('../fuse/session');
-    const session = new MountSession({ home, vault: req.vault, mountpoint, readonly: req.readonly });
+    const session = new MountSession({ home, vault: req.vault, mountpoint, readonly: req.readonly, allowOther: req.allowOther });
     try {
       await session.mount();
     } catch (e) {
@@ -162,10 +168,10 @@ export async function leaseMount(home: AvfsHome, plan: MountPlan, opts: { keep: 
 
   return withMountLock(home, mountpoint, async () => {
     // Another call may have mounted it while this one waited for the lock.
-    const again = findLiveMount(home, req.vault, req.readonly, mountpoint);
+    const again = findLiveMount(home, req.vault, req.readonly, mountpoint, req.allowOther);
     if (again) return reusedLease(again.mountpoint);
     try {
-      await startMountServer(home, req.vault, mountpoint, { readonly: req.readonly });
+      await startMountServer(home, req.vault, mountpoint, { readonly: req.readonly, allowOther: req.allowOther });
     } catch (e) {
       removeDir();
       throw e;

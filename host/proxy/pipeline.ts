@@ -176,7 +176,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
     const vaultCwd = normalizePath(req.cwd);
     vaultName = deps.home.resolve(req.vault);
     vault = deps.home.open(vaultName, { surface: 'exec' });
-    const plan = planMount(deps.home, { vault: vaultName, readonly: req.readonly, keep: req.keep_mount, ...(req.mountpoint !== undefined ? { mountpoint: req.mountpoint } : {}) });
+    const plan = planMount(deps.home, { vault: vaultName, readonly: req.readonly, allowOther: req.allow_other, keep: req.keep_mount, ...(req.mountpoint !== undefined ? { mountpoint: req.mountpoint } : {}) });
     plannedMountpoint = plan.mountpoint;
     const hostCwd = vaultCwd === '/' ? plan.mountpoint : posix.join(plan.mountpoint, vaultCwd);
 

@@ -14,6 +14,7 @@ interface MountOpts {
   foreground?: boolean;
   readyFd?: string;
   cacheMs?: string;
+  allowOther?: boolean;
 }
 
 function publicRecord(r: MountRecord) {
@@ -27,6 +28,7 @@ async function serve(ctx: CliContext, vault: string, mountpoint: string, opts: M
     vault,
     mountpoint,
     readonly: !!opts.readonly,
+    allowOther: !!opts.allowOther,
     ...(opts.cacheMs !== undefined ? { cacheSeconds: parseCount('--cache-ms', opts.cacheMs) / 1000 } : {}),
     log: (line) => process.stderr.write(line + '\n'),
   });
@@ -57,6 +59,7 @@ export function register(program: Command, ctx: CliContext): void {
       .option('-r, --readonly', 'mount read-only (writes fail with EROFS)')
       .option('-f, --foreground', 'serve the mount in this process until SIGTERM/SIGINT')
       .option('--cache-ms <ms>', 'how long the kernel may cache names and attributes (default 1000)')
+      .option('--allow-other', 'let other users use the mount, with the kernel checking modes and owners (needs user_allow_other in /etc/fuse.conf unless root)')
       .addOption(new Option('--ready-fd <fd>').hideHelp())
       .action(
         action(ctx, async (vault: string, mountpoint: string, opts: MountOpts, cmd: Command) => {
@@ -86,12 +89,17 @@ export function register(program: Command, ctx: CliContext): void {
           }
           await new MountRegistry(ctx.home).prune();
           await checkMountpoint(mp);
-          const rec = await startMountServer(ctx.home, vault, mp, { readonly: !!opts.readonly, ...(opts.cacheMs !== undefined ? { cacheMs: parseCount('--cache-ms', opts.cacheMs) } : {}) });
+          const rec = await startMountServer(ctx.home, vault, mp, {
+            readonly: !!opts.readonly,
+            allowOther: !!opts.allowOther,
+            ...(opts.cacheMs !== undefined ? { cacheMs: parseCount('--cache-ms', opts.cacheMs) } : {}),
+          });
           ctx.print(cmd, publicRecord(rec), () => `mounted ${vault} at ${mp}${rec.readonly ? ' (read-only)' : ''} (pid ${rec.pid})`);
         }),
       ),
     'avfs mount demo /mnt/demo',
     'avfs mount demo /mnt/demo --readonly --json',
+    'avfs mount demo /mnt/demo --allow-other',
   );
 
   example(

@@ -16,6 +16,7 @@ interface ExecOptions {
   readonly?: boolean;
   keepMount?: boolean;
   mountpoint?: string;
+  allowOther?: boolean;
   timeout: string;
   grace: string;
   checkpoint: 'auto' | 'always' | 'never';
@@ -126,6 +127,7 @@ export function register(program: Command, ctx: CliContext): void {
       .option('-r, --readonly', 'mount read-only: writes fail with EROFS')
       .option('--keep-mount', 'leave the mount up for the next call (and reuse one that is up)')
       .option('--mountpoint <dir>', 'mount here (an empty directory) instead of under the avfs home')
+      .option('--allow-other', 'let other users reach the mount (for a command run as another user; see docs/fuse.md)')
       .option('--timeout <ms>', 'stop the command after MS milliseconds (0: never)', '300000')
       .option('--grace <ms>', 'after SIGTERM, wait MS before SIGKILL', '2000')
       .addOption(new Option('--checkpoint <mode>', 'checkpoint before running: auto (when the policy says so), always, never').choices(['auto', 'always', 'never']).default('auto'))
@@ -148,6 +150,7 @@ export function register(program: Command, ctx: CliContext): void {
             readonly: !!opts.readonly,
             keep_mount: !!opts.keepMount,
             ...(opts.mountpoint !== undefined ? { mountpoint: opts.mountpoint } : {}),
+            allow_other: !!opts.allowOther,
             timeout_ms: parseCount('--timeout', opts.timeout),
             grace_ms: parseCount('--grace', opts.grace),
             checkpoint: opts.checkpoint,
