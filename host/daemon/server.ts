@@ -266,7 +266,7 @@ export class VaultHost {
 
   status() {
     const reg = new MountRegistry(this.opts.home);
-    const mounts = reg.records().map((r) => ({ ...r, live: reg.isLive(r), owner: this.ownMounts.has(r.mountpoint) ? 'host' : 'other' }));
+    const mounts = reg.records().map((r) => ({ ...r, allow_other: !!r.allow_other, live: reg.isLive(r), owner: this.ownMounts.has(r.mountpoint) ? 'host' : 'other' }));
     return {
       pid: process.pid,
       version: VERSION,

@@ -259,6 +259,23 @@ describe('avfs proxy exec', () => {
     assert.equal((await json(['unmount', a.env.result.mountpoint!])).code, 0);
   });
 
+  test('--allow-other: a kept mount another user can enter (the kernel checks modes), reused only by calls that ask for it', async () => {
+    await json(['vault', 'create', 'open-task']);
+    await json(['--vault', 'open-task', 'write', '/public.txt', 'for everyone']);
+    const made = await exec('open-task', ['--keep-mount', '--allow-other', '--', 'true']);
+    assert.equal(made.code, 0, made.env.result.stderr);
+    const mp = made.env.result.mountpoint!;
+    const mounts = (await json(['mounts'])).json.mounts as Array<{ mountpoint: string; allow_other: boolean }>;
+    assert.equal(mounts.find((m) => m.mountpoint === mp)?.allow_other, true);
+    // The temp home is 0700: let nobody walk to the mountpoint.
+    await sh('chmod', ['755', home, join(home, 'mnt')]);
+    const nobody = await sh('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--', 'cat', join(mp, 'public.txt')]);
+    assert.equal(nobody.stdout, 'for everyone', nobody.stderr);
+    const reuse = await exec('open-task', ['--allow-other', '--', 'true']);
+    assert.equal(reuse.env.result.mount_reused, true);
+    assert.equal((await json(['unmount', mp])).code, 0);
+  });
+
   test('the environment: AVFS_* variables, --env, --clean-env, cwd in the mount', async () => {
     const { env } = await exec('base', ['--cwd', '/src', '--env', 'GREETING=hi there', '--clean-env', '--', 'sh', '-c', 'echo "$AVFS_VAULT|$AVFS_CWD|$GREETING|${AVFS_SECRET:-unset}|$PWD"; pwd; ls']);
     const lines = env.result.stdout.split('\n');

@@ -18,7 +18,7 @@ interface MountOpts {
 }
 
 function publicRecord(r: MountRecord) {
-  return { vault: r.vault, mountpoint: r.mountpoint, readonly: r.readonly, pid: r.pid, started: r.started, state: r.state };
+  return { vault: r.vault, mountpoint: r.mountpoint, readonly: r.readonly, allow_other: !!r.allow_other, pid: r.pid, started: r.started, state: r.state };
 }
 
 /** Runs the mount in this process until SIGTERM/SIGINT or an outside unmount. */
