@@ -1,10 +1,12 @@
-// Bundles the avfs CLI/host and the VS Code extension (and, once it exists, the webview) with esbuild.
+// Bundles the avfs CLI/host and the VS Code extension (and, once it exists, the webview) with esbuild,
+// and compiles avfs's FUSE binding beside the bundle (scripts/native.mjs).
 //   node scripts/build.mjs   (npm run build)
 // buildVscodeTests() bundles the tests that run inside VS Code; the VS Code test runners call it.
 import { build } from 'esbuild';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildFuseAddon } from './native.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
@@ -17,7 +19,7 @@ const common = {
   sourcemap: 'linked',
   logLevel: 'warning',
   // Native modules load their own binaries; vscode is provided by the editor.
-  external: ['better-sqlite3', 'fuse-native', 'vscode'],
+  external: ['better-sqlite3', 'vscode'],
 };
 
 export async function buildProduct() {
@@ -29,6 +31,8 @@ export async function buildProduct() {
     banner: { js: '#!/usr/bin/env node' },
   });
   chmodSync(join(dist, 'avfs.js'), 0o755);
+  // The FUSE binding ships beside the bundle, which loads it from its own directory.
+  buildFuseAddon();
 
   const extensionEntry = join(root, 'extension/extension.ts');
   if (existsSync(extensionEntry)) {
