@@ -1,4 +1,5 @@
-// Bundles the avfs CLI/host and the VS Code extension (and, once it exists, the webview) with esbuild.
+// Bundles the avfs CLI/host and the VS Code extension (and, once it exists, the webview) with esbuild,
+// and compiles avfs's FUSE binding beside the bundle (scripts/native.mjs).
 //   node scripts/build.mjs                 (npm run build): dist/, with source maps, for development and tests
 //   node scripts/build.mjs --production    minified, no source maps (what scripts/package.mjs ships)
 // buildVscodeTests() bundles the tests that run inside VS Code; the VS Code test runners call it.
@@ -6,6 +7,7 @@ import { build } from 'esbuild';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildFuseAddon } from './native.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
@@ -18,7 +20,7 @@ const common = {
   sourcemap: 'linked',
   logLevel: 'warning',
   // Native modules load their own binaries; vscode is provided by the editor.
-  external: ['better-sqlite3', 'fuse-native', 'vscode'],
+  external: ['better-sqlite3', 'vscode'],
 };
 
 /**
@@ -38,6 +40,9 @@ export async function buildProduct({ outdir = dist, production = false } = {}) {
     banner: { js: '#!/usr/bin/env node' },
   });
   chmodSync(join(outdir, 'avfs.js'), 0o755);
+  // The FUSE binding ships beside the bundle, which loads it from its own directory.
+  const addon = buildFuseAddon();
+  if (outdir !== dist) copyFileSync(addon, join(outdir, 'avfs_fuse.node'));
 
   const extensionEntry = join(root, 'extension/extension.ts');
   if (existsSync(extensionEntry)) {

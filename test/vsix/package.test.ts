@@ -4,7 +4,7 @@
 // starting code-server with it installed (not in development mode) to see it activate.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { expandBraces, listZip, unmatchedAllowLines } from '../../scripts/package.mjs';
@@ -21,11 +21,6 @@ const RUNTIME_PACKAGES = [
   'better-sqlite3',
   'bindings',
   'file-uri-to-path',
-  'fuse-native',
-  'fuse-shared-library',
-  'fuse-shared-library-linux',
-  'nanoresource',
-  'node-gyp-build',
 ];
 
 /** Files without which the installed extension cannot work (paths inside the VSIX's extension/). */
@@ -44,13 +39,8 @@ const REQUIRED = [
   'node_modules/better-sqlite3/package.json',
   'node_modules/bindings/bindings.js',
   'node_modules/file-uri-to-path/index.js',
-  // FUSE: the N-API binary for this platform and its loaders.
-  'node_modules/fuse-native/prebuilds/linux-x64/node.napi.node',
-  'node_modules/fuse-native/index.js',
-  'node_modules/node-gyp-build/index.js',
-  'node_modules/nanoresource/index.js',
-  'node_modules/fuse-shared-library/index.js',
-  'node_modules/fuse-shared-library-linux/index.js',
+  // FUSE: avfs's own N-API addon, loaded from beside the bundle.
+  'dist/avfs_fuse.node',
 ];
 
 /** What never ships: sources, tests, maps, build inputs of the native modules, other platforms' binaries. */
@@ -145,7 +135,7 @@ describe('the VSIX (npm run package)', { timeout: 600_000 }, () => {
     for (const name of shipped) assert.equal(lock.packages[`node_modules/${name}`]?.dev, undefined, `${name} is a dev dependency`);
 
     // Top-level dist/ only: the VS Code tests' bundles (dist/test/) stay out.
-    assert.deepEqual(files.filter((f) => f.startsWith('dist/')).sort(), ['dist/avfs.js', 'dist/extension.js', 'dist/tree-sitter-bash.wasm', 'dist/web-tree-sitter.wasm']);
+    assert.deepEqual(files.filter((f) => f.startsWith('dist/')).sort(), ['dist/avfs.js', 'dist/avfs_fuse.node', 'dist/extension.js', 'dist/tree-sitter-bash.wasm', 'dist/web-tree-sitter.wasm']);
     // Sane size: about 1.6 MiB and 46 files today; the whole of better-sqlite3 (its SQLite
     // sources) or a source tree would break these bounds.
     const bytes = readFileSync(vsix).length;
@@ -180,11 +170,9 @@ describe('the VSIX (npm run package)', { timeout: 600_000 }, () => {
     const env = isolatedEnv({ AVFS_HOME: join(t.dir, 'avfs-home') });
 
     // Each native module resolves inside the installed folder, as dist/avfs.js resolves it.
-    const resolved = await run(process.execPath, ['-e', "for (const m of ['better-sqlite3', 'fuse-native']) console.log(require.resolve(m, { paths: [process.argv[1]] }))", dist], { cwd, env });
-    assert.deepEqual(resolved.stdout.trim().split('\n'), [
-      join(installed, 'node_modules', 'better-sqlite3', 'lib', 'index.js'),
-      join(installed, 'node_modules', 'fuse-native', 'index.js'),
-    ]);
+    const resolved = await run(process.execPath, ['-e', "console.log(require.resolve('better-sqlite3', { paths: [process.argv[1]] }))", dist], { cwd, env });
+    assert.deepEqual(resolved.stdout.trim().split('\n'), [join(installed, 'node_modules', 'better-sqlite3', 'lib', 'index.js')]);
+    assert.ok(existsSync(join(dist, 'avfs_fuse.node')), 'the FUSE addon ships beside the bundle');
 
     // `node <installed>/dist/avfs.js`, as docs/install.md tells a person to run it.
     const avfs = (...args: string[]) => run(process.execPath, [join(dist, 'avfs.js'), ...args], { cwd, env });
@@ -192,7 +180,7 @@ describe('the VSIX (npm run package)', { timeout: 600_000 }, () => {
     assert.equal(created.code, 0, created.stderr);
     assert.equal((JSON.parse(created.stdout) as { created: string }).created, 'x');
 
-    // proxy exec: the policy parser (the shipped wasm files), a checkpoint, a FUSE mount (fuse-native),
+    // proxy exec: the policy parser (the shipped wasm files), a checkpoint, a FUSE mount (the addon),
     // the command, and the changes read back from SQLite (better-sqlite3).
     const exec = await avfs('--json', '--vault', 'x', 'proxy', 'exec', '--shell', 'echo from the vsix > made.txt && cat made.txt');
     assert.equal(exec.code, 0, `${exec.stdout}\n${exec.stderr}`);
