@@ -20,6 +20,21 @@ const common = {
   external: ['better-sqlite3', 'fuse-native', 'vscode'],
 };
 
+/**
+ * The CLI is two files: dist/avfs.js holds only what every start needs (commander and the command
+ * definitions), and requires dist/avfs-core.js (the handlers, operations, store, zod…) when a
+ * command runs. Reading and compiling the whole 2 MB at every start costs more than a bare Node
+ * start does, so `avfs --version` could not be cheap otherwise.
+ */
+const coreOutside = {
+  name: 'avfs-core-outside',
+  setup(b) {
+    b.onResolve({ filter: /^\.\/core$/ }, (args) =>
+      args.importer.endsWith(join('host', 'cli', 'main.ts')) ? { path: './avfs-core.js', external: true } : undefined,
+    );
+  },
+};
+
 export async function buildProduct() {
   mkdirSync(dist, { recursive: true });
   await build({
@@ -27,8 +42,12 @@ export async function buildProduct() {
     entryPoints: [join(root, 'host/avfs.ts')],
     outfile: join(dist, 'avfs.js'),
     banner: { js: '#!/usr/bin/env node' },
+    plugins: [coreOutside],
   });
   chmodSync(join(dist, 'avfs.js'), 0o755);
+  await build({ ...common, entryPoints: [join(root, 'host/cli/core.ts')], outfile: join(dist, 'avfs-core.js') });
+  // The vault host's operation threads (host/daemon/pool.ts).
+  await build({ ...common, entryPoints: [join(root, 'host/daemon/opsWorker.ts')], outfile: join(dist, 'avfs-ops-worker.js') });
 
   const extensionEntry = join(root, 'extension/extension.ts');
   if (existsSync(extensionEntry)) {
