@@ -26,12 +26,16 @@ export class ChangeWatcher {
   private readonly open = new Map<string, Vault>();
   private readonly dirty = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
+  private lastFlush = -Infinity;
 
   constructor(
     private readonly home: AvfsHome,
     private readonly emit: (n: VaultChangeNotice) => void,
     private readonly log: (message: string) => void,
-    /** How long to gather changes before one notice (a burst of writes is one notice). */
+    /**
+     * At most one notice per vault this often: a change after a quiet spell is told at once, the
+     * rest of a burst is gathered into the next notice.
+     */
     private readonly batchMs = 25,
   ) {}
 
@@ -43,7 +47,7 @@ export class ChangeWatcher {
       const name = vaultOf(file.toString());
       if (name === undefined) return;
       this.dirty.add(name);
-      this.timer ??= setTimeout(() => this.flush(), this.batchMs);
+      this.timer ??= setTimeout(() => this.flush(), Math.max(0, this.lastFlush + this.batchMs - performance.now()));
     });
     this.watcher.on('error', (e) => this.log(`watching ${this.home.vaultsDir} failed: ${e.message}`));
   }
@@ -58,6 +62,7 @@ export class ChangeWatcher {
   /** Reads what changed in every touched vault and sends the notices. */
   flush(): void {
     this.timer = undefined;
+    this.lastFlush = performance.now();
     const names = [...this.dirty];
     this.dirty.clear();
     for (const name of names) {

@@ -5,6 +5,11 @@
  * opens vaults itself and keeps them open (host/ops/vaultAccess.ts). A call goes to the thread
  * with the fewest calls in flight.
  *
+ * Reads whose cost does not grow with the vault (one path's metadata, one checkpoint's row, the
+ * quota counters) are answered on the host's own thread instead, from read-only connections (in
+ * WAL mode a reader never waits for a writer): they never queue behind long operations when every
+ * thread is busy, and they skip the hop to a thread and back, which is most of a stat's round trip.
+ *
  * Deleting a vault is the one operation that must not meet open connections (SQLite's close
  * removes a write-ahead log by its name, which a re-created vault would share): it waits until
  * no call is in flight, has every thread close its vaults, runs alone, and only then lets the
@@ -13,7 +18,10 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import type { OpName } from '../ops/context';
+import { OPS } from '../ops';
+import type { OpName, OpsContext } from '../ops/context';
+import { KeptVaults } from '../ops/vaultAccess';
+import type { PolicyEngine } from '../policy/engine';
 import { AvfsError, type ErrorJson } from '../protocol/errors';
 import type { ChangeSummary } from '../protocol/changes';
 import type { ExecStore } from '../proxy/pipeline';
@@ -35,6 +43,9 @@ interface Thread {
   lastUsed: number;
   ready: Promise<void>;
 }
+
+/** Answered on the host's own thread (see above). */
+const INLINE: ReadonlySet<OpName> = new Set<OpName>(['fs/stat', 'checkpoint/stat', 'checkpoint/info', 'quota/get']);
 
 type Distribute<M> = M extends ToWorker ? Omit<M, 'id'> : never;
 type Message = Distribute<ToWorker>;
@@ -58,12 +69,18 @@ export class OpsPool {
   /** Called when the last call in flight is answered (a deletion is waiting for that). */
   private drained: (() => void) | undefined;
   private stopping = false;
+  /** This thread's own connections, for the inline reads. */
+  private readonly vaults: KeptVaults;
+  private readonly contexts = new Map<Surface, OpsContext>();
 
   constructor(
     private readonly home: AvfsHome,
     private readonly size: number,
     private readonly log: (message: string) => void,
-  ) {}
+    private readonly engine: () => Promise<PolicyEngine>,
+  ) {
+    this.vaults = new KeptVaults(home);
+  }
 
   /** Starts the threads; resolves once each has loaded the operations. */
   async start(): Promise<void> {
@@ -152,10 +169,21 @@ export class OpsPool {
     }
   }
 
-  /** Runs an operation on one of the threads. */
-  run(method: OpName, params: unknown, surface: Surface): Promise<unknown> {
+  /** Runs an operation: inline if it is one of the cheap reads, else on one of the threads. */
+  async run(method: OpName, params: unknown, surface: Surface): Promise<unknown> {
     if (method === 'vault/delete') return this.alone({ kind: 'op', method, params, surface });
-    return this.dispatch({ kind: 'op', method, params, surface });
+    if (!INLINE.has(method)) return this.dispatch({ kind: 'op', method, params, surface });
+    while (this.blocked) await this.blocked.done;
+    return (OPS[method] as (ctx: OpsContext, p: unknown) => unknown)(this.context(surface), params);
+  }
+
+  private context(surface: Surface): OpsContext {
+    let ctx = this.contexts.get(surface);
+    if (!ctx) {
+      ctx = { home: this.home, surface, vaults: this.vaults, engine: this.engine };
+      this.contexts.set(surface, ctx);
+    }
+    return ctx;
   }
 
   /** Runs one of the exec tasks (execTasks.ts) on one of the threads. */
@@ -184,6 +212,7 @@ export class OpsPool {
     const result = this.exclusiveQueue.then(async () => {
       if (this.inFlight() > 0) await new Promise<void>((r) => (this.drained = r));
       this.drained = undefined;
+      this.vaults.closeAll();
       await Promise.all(this.threads.map((t) => this.send(t, { kind: 'closeVaults' })));
       return this.send(this.pick(), message);
     });
@@ -202,6 +231,7 @@ export class OpsPool {
   /** Stops the threads: each closes its vaults first. */
   async stop(): Promise<void> {
     this.stopping = true;
+    this.vaults.stop();
     await Promise.all(
       this.threads.map(async (t) => {
         const exited = new Promise<void>((r) => t.worker.once('exit', () => r()));

@@ -83,7 +83,7 @@ export class VaultHost {
 
   constructor(private readonly opts: HostOptions) {
     this.socket = socketPath(opts.home);
-    this.pool = new OpsPool(opts.home, opts.workers ?? 2, (m) => this.log('warn', m));
+    this.pool = new OpsPool(opts.home, opts.workers ?? 2, (m) => this.log('warn', m), () => this.policyEngine());
     this.broker = new ApprovalBroker({
       timeoutMs: opts.approvalTimeoutMs ?? 300_000,
       peers: (req) => this.approversFor(req),

@@ -3,7 +3,7 @@
  * calls in a long-lived one (a host worker: opening a vault costs ~0.7 ms, a stat ~15 µs).
  */
 import { statSync } from 'node:fs';
-import type { AvfsHome } from '../store/home';
+import { type AvfsHome, checkVaultName } from '../store/home';
 import type { Surface } from '../store/journal';
 import type { Vault } from '../store/vault';
 import type { OpsContext, VaultAccess } from './context';
@@ -99,12 +99,20 @@ export class KeptVaults implements VaultAccess {
   }
 }
 
+/**
+ * The vault an operation names, else the current one. A named vault's existence is not checked
+ * here: opening it does (VaultNotFound), and a kept connection checks its file at each use.
+ */
+function vaultName(ctx: OpsContext, vault: string | undefined): string {
+  return vault !== undefined ? checkVaultName(vault) : ctx.home.resolve(undefined);
+}
+
 /** The vault an operation names (absent: the current one), open to read. */
 export function reading<T>(ctx: OpsContext, vault: string | undefined, fn: (v: Vault) => T): T {
-  return ctx.vaults.use(ctx.home.resolve(vault), 'read', ctx.surface, fn);
+  return ctx.vaults.use(vaultName(ctx, vault), 'read', ctx.surface, fn);
 }
 
 /** The vault an operation names (absent: the current one), open to write. */
 export function writing<T>(ctx: OpsContext, vault: string | undefined, fn: (v: Vault) => T): T {
-  return ctx.vaults.use(ctx.home.resolve(vault), 'write', ctx.surface, fn);
+  return ctx.vaults.use(vaultName(ctx, vault), 'write', ctx.surface, fn);
 }
