@@ -17,9 +17,14 @@ import type { CliIo, Outcome } from './core';
 import type { Act } from './define';
 import { helpOf } from './help';
 
-/** The handlers' module; in the bundle a file of its own (see scripts/build.mjs), read only when a command runs. */
-function core(): Promise<typeof import('./core')> {
-  return import('./core');
+/**
+ * The handlers' module; in the bundle a file of its own (see scripts/build.mjs), read only when a
+ * command runs. Loaded with require, not import(): importing CommonJS through Node's ESM loader
+ * runs its export scanner over the whole 2 MB file first, which costs more than the file's compile.
+ */
+function core(): typeof import('./core') {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- see above
+  return require('./core') as typeof import('./core');
 }
 
 export function buildProgram(act: Act): Command {
@@ -42,7 +47,7 @@ export function buildProgram(act: Act): Command {
 export async function main(argv: string[], io: CliIo = { stdout: process.stdout, stderr: process.stderr }): Promise<Outcome> {
   let outcome: Outcome = { code: 0, exitWhenDone: false };
   const program = buildProgram((name) => async (...args: unknown[]) => {
-    outcome = await (await core()).runAction(name, args, io);
+    outcome = await core().runAction(name, args, io);
   });
   const json = argv.includes('--json');
   const bare = argv.filter((a) => a !== '--json');
@@ -71,6 +76,6 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
       if (json && helped) io.stdout.write(JSON.stringify(helpOf(helped), null, 2) + '\n');
       return outcome;
     }
-    return { code: (await core()).usageError(e.message.replace(/^error: /, ''), e.code, json, io), exitWhenDone: false };
+    return { code: core().usageError(e.message.replace(/^error: /, ''), e.code, json, io), exitWhenDone: false };
   }
 }
