@@ -28,6 +28,7 @@ export interface ConnectOptions {
   approver?: boolean | 'own';
   /** Before listening: register handlers for what the host may send (approval/request, notifications). */
   setup?: (conn: MessageConnection) => void;
+  /** How long to wait for the socket to connect, and then for the host to answer the introduction. */
   timeoutMs?: number;
 }
 
@@ -77,9 +78,13 @@ export async function connectHost(home: AvfsHome, opts: ConnectOptions): Promise
     socket.destroy();
   };
   try {
-    const hello = HOST_METHODS['client/hello'].result.parse(
-      await request(conn, 'client/hello', { name: opts.name, kind: opts.kind, approver: opts.approver ?? false, pid: process.pid }),
-    );
+    // A host that accepts connections but does not answer (stopped, or hung) counts as none.
+    let timer: NodeJS.Timeout | undefined;
+    const silent = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('the host did not answer')), opts.timeoutMs ?? 2000);
+    });
+    const answer = request(conn, 'client/hello', { name: opts.name, kind: opts.kind, approver: opts.approver ?? false, pid: process.pid });
+    const hello = HOST_METHODS['client/hello'].result.parse(await Promise.race([answer, silent]).finally(() => clearTimeout(timer)));
     return {
       host,
       conn,

@@ -104,6 +104,18 @@ describe('CLI calls routed through a running host', () => {
     assert.deepEqual([noVault.code, noVault.stdout], [noVaultLocal.code, noVaultLocal.stdout]);
   });
 
+  test('a host that accepts but does not answer (stopped): the CLI works in-process after a short wait', async () => {
+    host.child.kill('SIGSTOP');
+    try {
+      const r = await runCli(['--json', '--vault', 'r', 'stat', '/src/app.py'], { home });
+      assert.equal(r.code, 0, r.stdout);
+      assert.equal(JSON.parse(r.stdout).path, '/src/app.py');
+    } finally {
+      host.child.kill('SIGCONT');
+    }
+    assert.equal((await routed(['stat', '/src/app.py'])).code, 0, 'and the host answers again once it runs');
+  });
+
   test('a host killed with SIGKILL: the next CLI call works in-process and clears the record', async () => {
     host.child.kill('SIGKILL');
     await host.stop();
