@@ -61,6 +61,8 @@ export async function buildProduct() {
   });
   chmodSync(join(dist, 'avfs.js'), 0o755);
   await build({ ...common, entryPoints: [join(root, 'host/cli/core.ts')], outfile: join(dist, 'avfs-core.js'), plugins: [zodEnglishOnly] });
+  // The process that starts the vault host's commands (host/proxy/runnerClient.ts).
+  await build({ ...common, entryPoints: [join(root, 'host/proxy/runnerProcess.ts')], outfile: join(dist, 'avfs-runner.js') });
   // The vault host's operation threads (host/daemon/pool.ts).
   await build({ ...common, entryPoints: [join(root, 'host/daemon/opsWorker.ts')], outfile: join(dist, 'avfs-ops-worker.js'), plugins: [zodEnglishOnly] });
 

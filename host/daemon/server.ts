@@ -27,6 +27,7 @@ import { METHOD_NAMES, METHODS, type MountInfo } from '../protocol/methods';
 import { type PolicyEngine, createPolicyEngine } from '../policy/engine';
 import { addAlwaysAllowRules } from '../policy/sources';
 import { runExec } from '../proxy/pipeline';
+import { RunnerProcess } from '../proxy/runnerClient';
 import { MountRegistry } from '../fuse/registry';
 import { stopMount } from '../fuse/server';
 import type { AvfsHome } from '../store/home';
@@ -77,6 +78,8 @@ export class VaultHost {
   readonly socket: string;
   private readonly startedAt = new Date();
   private readonly pool: OpsPool;
+  /** Starts the commands of exec/run: a fork of this process would cost several times more. */
+  private readonly runner = new RunnerProcess();
   private stopping: Promise<void> | undefined;
   private resolveStopped!: () => void;
   readonly stopped = new Promise<void>((r) => (this.resolveStopped = r));
@@ -101,8 +104,8 @@ export class VaultHost {
   async start(): Promise<void> {
     this.release = claimHome(this.opts.home, { pid: process.pid, socket: this.socket, started_at: this.startedAt.toISOString(), version: VERSION });
     try {
-      // The operation threads start with the host: the first call finds them ready.
-      await this.pool.start();
+      // The operation threads and the command runner start with the host: the first call finds them ready.
+      await Promise.all([this.pool.start(), this.runner.start()]);
       rmSync(this.socket, { force: true });
       this.server = createServer((s) => this.accept(s, s, s, 'socket'));
       await new Promise<void>((res, rej) => {
@@ -124,6 +127,7 @@ export class VaultHost {
       this.log('info', `host ${process.pid} serving ${this.opts.home.dir} on ${this.socket}${this.opts.stdio ? ' and stdio' : ''}`);
     } catch (e) {
       await this.pool.stop();
+      this.runner.stop();
       this.release();
       throw e;
     }
@@ -266,6 +270,7 @@ export class VaultHost {
           surface: `rpc:${client.name}`,
           signal: cancel.signal,
           store: this.pool.execStore(),
+          run: (o) => this.runner.run(o),
           onState: (runId, state) => this.notify('exec/state', { id: runId, state }),
           onOutput: (runId, stream, chunk) => this.notify('exec/output', { id: runId, stream, text: chunk.toString('utf8') }),
         },
@@ -313,6 +318,7 @@ export class VaultHost {
       }
       this.watcher?.stop();
       await this.pool.stop();
+      this.runner.stop();
       for (const c of this.clients.values()) c.conn.dispose();
       for (const s of this.sockets) s.destroy();
       rmSync(this.socket, { force: true });

@@ -40,7 +40,7 @@ import { type Approver, recordOf } from './approvals';
 import { type MountLease, leaseMount, planMount } from './mounts';
 import { childEnv } from './environment';
 import { pidAlive } from '../fuse/registry';
-import { runCommand, type RunResult } from './runner';
+import { runCommand, type RunOptions, type RunResult } from './runner';
 
 const TRANSITIONS: Record<ExecState, readonly ExecState[]> = {
   validating: ['policy'],
@@ -99,6 +99,8 @@ export interface ExecDeps {
   onOutput?: (id: string, stream: 'stdout' | 'stderr', chunk: Buffer) => void;
   /** Where checkpoints and the change summary are made (default: this thread, on the run's connection). */
   store?: ExecStore;
+  /** What starts the command (default: this process; the host hands it to a small process of its own). */
+  run?: (opts: RunOptions) => Promise<RunResult>;
 }
 
 /** The state machine of one run, with the time spent in each state. */
@@ -264,7 +266,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
 
     // ---- executing
     run.move('executing');
-    result = await runCommand({
+    result = await (deps.run ?? runCommand)({
       argv: command.argv,
       cwd: hostCwd,
       env: childEnv({ clean: req.clean_env, extra: req.env, vault: vaultName, mountpoint: lease.mountpoint, vaultCwd, hostCwd, execId: run.id }),
