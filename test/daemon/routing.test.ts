@@ -4,9 +4,25 @@
  * included, and the host's log shows the routed call arriving.
  */
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { runCli, runJson, tempDir } from '../helpers';
+import { waitFor } from '../fuse/helpers';
 import { type HostProcess, hostRunning, startHost } from './helpers';
+
+/** Pids of the command runners (host/proxy/runnerProcess.ts) started for this avfs home. */
+function runnersOf(home: string): number[] {
+  return readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('avfs-runner.js') && readFileSync(`/proc/${p}/environ`, 'utf8').split('\0').includes(`AVFS_HOME=${home}`);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
 
 /** Fields that hold a time (or a name made from one): the only bytes two runs of one command may differ in. */
 const TIMES = new Set(['created_at', 'timestamp', 'duration_ms', 'undo_checkpoint']);
@@ -116,10 +132,12 @@ describe('CLI calls routed through a running host', () => {
     assert.equal((await routed(['stat', '/src/app.py'])).code, 0, 'and the host answers again once it runs');
   });
 
-  test('a host killed with SIGKILL: the next CLI call works in-process and clears the record', async () => {
+  test('a host killed with SIGKILL: the next CLI call works in-process and clears the record; its command runner goes too', async () => {
+    assert.equal(runnersOf(home).length, 1, 'the host started its command runner');
     host.child.kill('SIGKILL');
     await host.stop();
     assert.equal(hostRunning(home), true);
+    assert.ok(await waitFor(() => runnersOf(home).length === 0, 5000), 'the runner left with its host');
     const r = await runCli(['--json', '--vault', 'r', 'stat', '/src/app.py'], { home });
     assert.equal(r.code, 0, r.stdout);
     assert.equal(hostRunning(home), false, 'the stale record is gone');
