@@ -4,12 +4,13 @@
  * that crashed (its record is cleared on the way), means the caller works in-process.
  */
 import { connect, type Socket } from 'node:net';
-import { createMessageConnection, type MessageConnection, SocketMessageReader, SocketMessageWriter, CancellationTokenSource } from 'vscode-jsonrpc/node';
+import { createMessageConnection, type MessageConnection, SocketMessageReader, CancellationTokenSource } from 'vscode-jsonrpc/node';
 import type { z } from 'zod';
 import { HOST_METHODS, type HostMethodName } from '../protocol/host';
 import type { MethodName, MethodParams, MethodResult } from '../protocol/methods';
 import type { AvfsHome } from '../store/home';
 import { type HostRecord, readHost } from './lock';
+import { FrameWriter } from './frames';
 import { fromRpcError } from './rpcErrors';
 
 export interface HostClient {
@@ -70,7 +71,7 @@ export async function connectHost(home: AvfsHome, opts: ConnectOptions): Promise
   if (!host) return undefined;
   const socket = await openSocket(host.socket, opts.timeoutMs ?? 2000);
   if (!socket) return undefined;
-  const conn = createMessageConnection(new SocketMessageReader(socket), new SocketMessageWriter(socket));
+  const conn = createMessageConnection(new SocketMessageReader(socket), new FrameWriter(socket));
   opts.setup?.(conn);
   conn.listen();
   const close = () => {

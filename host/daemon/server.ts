@@ -10,13 +10,13 @@ import { randomUUID } from 'node:crypto';
 import { chmodSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import {
+  type CancellationToken,
   CancellationTokenSource,
   createMessageConnection,
   ErrorCodes,
   type MessageConnection,
   ResponseError,
   StreamMessageReader,
-  StreamMessageWriter,
 } from 'vscode-jsonrpc/node';
 import type { z } from 'zod';
 import { toAvfsError } from '../protocol/errors';
@@ -34,7 +34,7 @@ import type { AvfsHome } from '../store/home';
 import { VERSION } from '../version';
 import { ApprovalBroker } from './broker';
 import { ChangeWatcher } from './events';
-import { FrameError, FrameGuard } from './frames';
+import { FrameError, FrameGuard, FrameWriter } from './frames';
 import { claimHome, socketPath } from './lock';
 import { rpcError } from './rpcErrors';
 import type { OpName } from '../ops/context';
@@ -162,7 +162,7 @@ export class VaultHost {
   private accept(input: NodeJS.ReadableStream, output: NodeJS.WritableStream, socket: Socket | undefined, via: string): void {
     const id = randomUUID();
     const guard = new FrameGuard();
-    const conn = createMessageConnection(new StreamMessageReader(input.pipe(guard)), new StreamMessageWriter(output));
+    const conn = createMessageConnection(new StreamMessageReader(input.pipe(guard)), new FrameWriter(output));
     const client: Client = { id, name: `${via} client`, kind: 'other', approver: false, conn, connectedAt: new Date().toISOString() };
     if (socket) this.sockets.add(socket);
     let closed = false;
@@ -201,22 +201,19 @@ export class VaultHost {
 
   private register(client: Client): void {
     const { conn } = client;
-    const handle = <P>(method: string, schema: z.ZodType<P>, fn: (params: P, token: { signal: AbortSignal }) => unknown) => {
+    const handle = <P>(method: string, schema: z.ZodType<P>, fn: (params: P, token: CancellationToken) => unknown) => {
       conn.onRequest(method, async (raw: unknown, token) => {
         const started = this.opts.logCalls ? performance.now() : 0;
         let outcome = 'ok';
         const parsed = schema.safeParse(raw ?? {});
-        const ac = new AbortController();
-        const sub = token.onCancellationRequested(() => ac.abort());
         try {
           if (!parsed.success) throw rpcError(toAvfsError(parsed.error), ErrorCodes.InvalidParams);
-          return await fn(parsed.data, { signal: ac.signal });
+          return await fn(parsed.data, token);
         } catch (e) {
           const re = e instanceof ResponseError ? e : rpcError(toAvfsError(e));
           outcome = `error ${(re.data as { error?: string } | undefined)?.error ?? re.code}`;
           throw re;
         } finally {
-          sub.dispose();
           if (this.opts.logCalls) this.opts.log?.('info', `call ${method} from ${client.name}: ${outcome} in ${(performance.now() - started).toFixed(2)} ms`);
         }
       });
@@ -250,13 +247,13 @@ export class VaultHost {
         return result;
       });
     }
-    handle('exec/run', ExecRequest, (req, { signal }) => this.exec(client, req, signal));
+    handle('exec/run', ExecRequest, (req, token) => this.exec(client, req, token));
   }
 
-  private async exec(client: Client, req: z.output<typeof ExecRequest>, signal: AbortSignal): Promise<ExecutionEnvelope> {
+  private async exec(client: Client, req: z.output<typeof ExecRequest>, token: CancellationToken): Promise<ExecutionEnvelope> {
     const id = req.id ?? randomUUID();
     const cancel = new AbortController();
-    signal.addEventListener('abort', () => cancel.abort(), { once: true });
+    const cancelled = token.onCancellationRequested(() => cancel.abort());
     this.runs.set(id, { client: client.id, cancel });
     this.notify('exec/started', { id, vault: req.vault ?? null, command: 'shell' in req.command ? req.command.shell : req.command.argv.join(' '), surface: `rpc:${client.name}`, started_at: new Date().toISOString() });
     try {
@@ -279,6 +276,7 @@ export class VaultHost {
       this.notify('exec/finished', { id, envelope });
       return envelope;
     } finally {
+      cancelled.dispose();
       this.runs.delete(id);
     }
   }
