@@ -26,11 +26,12 @@ export class ChangeWatcher {
   private readonly open = new Map<string, Vault>();
   private readonly dirty = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
+  /** When the last notice went out. A look that finds nothing new (the first bytes of a commit still being written) does not count. */
   private lastFlush = -Infinity;
 
   constructor(
     private readonly home: AvfsHome,
-    private readonly emit: (n: VaultChangeNotice) => void,
+    private readonly send: (n: VaultChangeNotice) => void,
     private readonly log: (message: string) => void,
     /**
      * At most one notice per vault this often: a change after a quiet spell is told at once, the
@@ -52,6 +53,11 @@ export class ChangeWatcher {
     this.watcher.on('error', (e) => this.log(`watching ${this.home.vaultsDir} failed: ${e.message}`));
   }
 
+  private emit(n: VaultChangeNotice): void {
+    this.lastFlush = performance.now();
+    this.send(n);
+  }
+
   stop(): void {
     this.watcher?.close();
     if (this.timer) clearTimeout(this.timer);
@@ -62,7 +68,6 @@ export class ChangeWatcher {
   /** Reads what changed in every touched vault and sends the notices. */
   flush(): void {
     this.timer = undefined;
-    this.lastFlush = performance.now();
     const names = [...this.dirty];
     this.dirty.clear();
     for (const name of names) {
