@@ -11,8 +11,8 @@ import type { HostClient } from '../daemon/client';
 import type { OpName, OpsContext } from '../ops/context';
 import { AvfsError, toAvfsError } from '../protocol/errors';
 import type { MethodParams, MethodResult } from '../protocol/methods';
-import { oneShotVaults } from '../ops/vaultAccess';
-import { AvfsHome } from '../store/home';
+import type { AvfsHome } from '../store/home';
+import { defaultHome, type HomeDir } from '../store/homeDir';
 
 export interface GlobalOptions {
   json?: boolean;
@@ -28,7 +28,10 @@ export interface CliIo {
 export const NO_HOST_ENV = 'AVFS_NO_HOST';
 
 export class CliContext {
-  readonly home = new AvfsHome();
+  /** The avfs home by its directory: enough to find a running host. */
+  readonly homeDir: HomeDir = { dir: defaultHome() };
+  /** The home's vaults, loaded only by what runs in this process (a call routed to a host never loads the store). */
+  private vaults: AvfsHome | undefined;
   readonly stdout: NodeJS.WritableStream;
   readonly stderr: NodeJS.WritableStream;
   /** Set by the first command that prints, so no call prints two documents. */
@@ -77,16 +80,27 @@ export class CliContext {
     const { OPS } = await import('../ops');
     const parsed = METHODS[method].params.parse(params);
     const op = OPS[method] as (ctx: OpsContext, p: unknown) => MethodResult<M> | Promise<MethodResult<M>>;
-    return op(this.opsContext(), parsed);
+    return op(await this.opsContext(), parsed);
+  }
+
+  /** The home's vaults, for what runs in this process. */
+  async home(): Promise<AvfsHome> {
+    if (!this.vaults) {
+      const { AvfsHome } = await import('../store/home');
+      this.vaults = new AvfsHome(this.homeDir.dir);
+    }
+    return this.vaults;
   }
 
   /** The operations context of this process: vaults opened per call, a policy engine loaded for one decision. */
-  opsContext(): OpsContext {
+  async opsContext(): Promise<OpsContext> {
     if (!this.local) {
+      const home = await this.home();
+      const { oneShotVaults } = await import('../ops/vaultAccess');
       this.local = {
-        home: this.home,
+        home,
         surface: 'cli',
-        vaults: oneShotVaults(this.home),
+        vaults: oneShotVaults(home),
         engine: async () => (await import('../policy/engine')).createPolicyEngine({ oneShot: true }),
       };
     }
@@ -101,9 +115,9 @@ export class CliContext {
     this.remote ??= (async () => {
       if (process.env[NO_HOST_ENV] === '1') return null;
       const { readHost } = await import('../daemon/lock');
-      if (!readHost(this.home)) return null;
+      if (!readHost(this.homeDir)) return null;
       const { connectHost } = await import('../daemon/client');
-      return (await connectHost(this.home, { name: `${this.commandName} (pid ${process.pid})`, kind: 'cli' })) ?? null;
+      return (await connectHost(this.homeDir, { name: `${this.commandName} (pid ${process.pid})`, kind: 'cli' })) ?? null;
     })();
     return this.remote;
   }

@@ -8,7 +8,7 @@ import { createMessageConnection, type MessageConnection, SocketMessageReader, C
 import type { z } from 'zod';
 import { HOST_METHODS, type HostMethodName } from '../protocol/host';
 import type { MethodName, MethodParams, MethodResult } from '../protocol/methods';
-import type { AvfsHome } from '../store/home';
+import type { HomeDir } from '../store/homeDir';
 import { type HostRecord, readHost } from './lock';
 import { FrameWriter } from './frames';
 import { fromRpcError } from './rpcErrors';
@@ -66,7 +66,7 @@ async function request<T>(conn: MessageConnection, method: string, params: unkno
 }
 
 /** The running host of `home`, connected; undefined when there is none (or it does not answer). */
-export async function connectHost(home: AvfsHome, opts: ConnectOptions): Promise<HostClient | undefined> {
+export async function connectHost(home: HomeDir, opts: ConnectOptions): Promise<HostClient | undefined> {
   const host = readHost(home);
   if (!host) return undefined;
   const socket = await openSocket(host.socket, opts.timeoutMs ?? 2000);

@@ -70,7 +70,7 @@ export const fileHandlers = {
     const r =
       content !== undefined
         ? await ctx.call('fs/writeFile', { ...params, data: Buffer.from(content, 'utf8').toString('base64') })
-        : await (await import('../../ops/files')).writeFromStream(ctx.opsContext(), params, (check) => spoolStdin(check));
+        : await (await import('../../ops/files')).writeFromStream(await ctx.opsContext(), params, (check) => spoolStdin(check));
     ctx.print(cmd, r, quiet);
   },
 

@@ -6,8 +6,8 @@ import { type CliContext, parseCount, table } from '../context';
 
 async function withHost<T>(ctx: CliContext, fn: (h: HostClient) => Promise<T>): Promise<T> {
   const { connectHost } = await import('../../daemon/client');
-  const h = await connectHost(ctx.home, { name: `avfs cli (pid ${process.pid})`, kind: 'cli' });
-  if (!h) throw new AvfsError('NotFound', `no avfs host is running for ${ctx.home.dir} (start one with: avfs host)`, { home: ctx.home.dir });
+  const h = await connectHost(ctx.homeDir, { name: `avfs cli (pid ${process.pid})`, kind: 'cli' });
+  if (!h) throw new AvfsError('NotFound', `no avfs host is running for ${ctx.homeDir.dir} (start one with: avfs host)`, { home: ctx.homeDir.dir });
   try {
     return await fn(h);
   } finally {
@@ -27,7 +27,7 @@ export const hostHandlers = {
   'host.start': async (ctx: CliContext, opts: { stdio?: boolean; approvalTimeout: string; workers?: string; verbose?: boolean }) => {
     const { VaultHost } = await import('../../daemon/server');
     const h = new VaultHost({
-      home: ctx.home,
+      home: await ctx.home(),
       stdio: !!opts.stdio,
       approvalTimeoutMs: parseCount('--approval-timeout', opts.approvalTimeout),
       ...(opts.workers !== undefined ? { workers: parseCount('--workers', opts.workers) } : {}),
@@ -42,8 +42,8 @@ export const hostHandlers = {
 
   'host.status': async (ctx: CliContext, _opts: unknown, cmd: Command) => {
     const { readHost } = await import('../../daemon/lock');
-    if (!readHost(ctx.home)) {
-      ctx.print(cmd, { running: false, home: ctx.home.dir }, () => `no avfs host is running for ${ctx.home.dir}`);
+    if (!readHost(ctx.homeDir)) {
+      ctx.print(cmd, { running: false, home: ctx.homeDir.dir }, () => `no avfs host is running for ${ctx.homeDir.dir}`);
       return;
     }
     const s = await withHost(ctx, (h) => h.callHost('host/status', {}));

@@ -7,7 +7,6 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { MountRecord } from '../../fuse/registry';
 import { AvfsError, toAvfsError } from '../../protocol/errors';
-import { checkVaultName } from '../../store/home';
 import { type CliContext, parseCount, table } from '../context';
 
 interface MountOpts {
@@ -22,7 +21,7 @@ interface MountOpts {
 async function serve(ctx: CliContext, vault: string, mountpoint: string, opts: MountOpts, onReady: (rec: MountRecord) => void): Promise<void> {
   const { MountSession } = await import('../../fuse/session');
   const session = new MountSession({
-    home: ctx.home,
+    home: await ctx.home(),
     vault,
     mountpoint,
     readonly: !!opts.readonly,
@@ -50,8 +49,9 @@ async function serve(ctx: CliContext, vault: string, mountpoint: string, opts: M
 }
 
 async function foreground(ctx: CliContext, vault: string, mp: string, opts: MountOpts, cmd: Command): Promise<void> {
+  const { checkVaultName } = await import('../../store/home');
   checkVaultName(vault);
-  if (!ctx.home.exists(vault)) throw new AvfsError('VaultNotFound', `vault not found: ${vault}`, { vault });
+  if (!(await ctx.home()).exists(vault)) throw new AvfsError('VaultNotFound', `vault not found: ${vault}`, { vault });
   const fd = opts.readyFd !== undefined ? parseCount('--ready-fd', opts.readyFd) : undefined;
   const { mountInfo } = await import('../../ops/mounts');
   try {

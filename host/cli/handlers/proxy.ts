@@ -83,7 +83,7 @@ async function viaHost(
   const { connectHost } = await import('../../daemon/client');
   const id = randomUUID();
   const prompt = opts.interactive ? terminalApprover({ input: process.stdin, output: process.stderr }) : undefined;
-  const host = await connectHost(ctx.home, {
+  const host = await connectHost(ctx.homeDir, {
     name: `avfs proxy exec (pid ${process.pid})`,
     kind: 'cli',
     approver: prompt ? 'own' : false,
@@ -152,8 +152,8 @@ export const proxyHandlers = {
       envelope =
         (await viaHost(ctx, request, { interactive, signal: cancel.signal, ...(show ? { show } : {}) })) ??
         (await (await import('../../proxy/pipeline')).runExec(request, {
-          home: ctx.home,
-          engine: ctx.opsContext().engine,
+          home: await ctx.home(),
+          engine: (await ctx.opsContext()).engine,
           approver,
           inProcessMounts: true,
           surface: 'cli',
