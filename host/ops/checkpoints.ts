@@ -1,13 +1,12 @@
 /**
- * Checkpoint operations (`checkpoint/*`) and the audit trail: save, list, restore (with its
- * guards), delete, diff, and reading a path as it was at a checkpoint.
+ * Checkpoint operations (`checkpoint/*`): save, list, restore (with its guards), delete, diff,
+ * and reading a path as it was at a checkpoint.
  */
 import { assertNotMounted } from '../fuse/registry';
-import type { AuditEntry, CheckpointInfo } from '../protocol/changes';
+import type { CheckpointInfo } from '../protocol/changes';
 import type { CheckpointRow } from '../store/checkpoints';
 import { CheckpointTree } from '../store/checkpointTree';
 import { diffTrees, type TreeRef } from '../store/diff';
-import type { JournalEntry } from '../store/journal';
 import type { Vault } from '../store/vault';
 import { checkVaultPath, splitPath } from '../vfs/paths';
 import { dirEntryOf, statOf } from '../vfs/vfs';
@@ -101,23 +100,5 @@ export const checkpointOps = {
       return { path: '/' + splitPath(file.path).join('/'), size: data.length, data: data.toString('base64') };
     }),
 
-  'audit/list': (ctx, p) =>
-    reading(ctx, p.vault, (v) => {
-      const rows = v.db
-        .prepare<[number, number], JournalEntry>('SELECT seq, ts_ms, op, path, path2, size, surface, details FROM journal WHERE ts_ms >= ? ORDER BY seq DESC LIMIT ?')
-        .all(p.since_ms, p.limit);
-      const total = v.db.prepare<[number], { n: number }>('SELECT COUNT(*) AS n FROM journal WHERE ts_ms >= ?').get(p.since_ms)!.n;
-      const entries: AuditEntry[] = rows.map((r) => ({
-        id: r.seq,
-        timestamp: new Date(r.ts_ms).toISOString(),
-        operation: r.op,
-        path: r.path,
-        path2: r.path2,
-        size: r.size,
-        surface: r.surface,
-        details: r.details === null ? null : (JSON.parse(r.details) as unknown),
-      }));
-      return { entries, total_count: total };
-    }),
 } satisfies Partial<OpsTable>;
 

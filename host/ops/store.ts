@@ -1,8 +1,10 @@
-/** Whole-vault operations: quotas, stats, garbage collection (across forks). */
+/** Whole-vault operations: quotas, stats, garbage collection (across forks), the audit trail. */
+import type { AuditEntry } from '../protocol/changes';
 import type { QuotaStatus } from '../protocol/vault';
 import { writeTxn } from '../store/db';
 import { descendantRefs } from '../store/forks';
 import { collectGarbage } from '../store/gc';
+import type { JournalEntry } from '../store/journal';
 import type { Vault } from '../store/vault';
 import type { OpsTable } from './context';
 import { humanBytes } from './format';
@@ -62,4 +64,23 @@ export const storeOps = {
   /** Keeps every chunk that a fork (or a fork's fork) still reads from this vault. */
   'vault/gc': (ctx, p) =>
     writing(ctx, p.vault, (v) => collectGarbage(v.db, { dryRun: p.dry_run, extraRefs: () => descendantRefs(ctx.home, v.name) })),
+
+  'audit/list': (ctx, p) =>
+    reading(ctx, p.vault, (v) => {
+      const rows = v.db
+        .prepare<[number, number], JournalEntry>('SELECT seq, ts_ms, op, path, path2, size, surface, details FROM journal WHERE ts_ms >= ? ORDER BY seq DESC LIMIT ?')
+        .all(p.since_ms, p.limit);
+      const total = v.db.prepare<[number], { n: number }>('SELECT COUNT(*) AS n FROM journal WHERE ts_ms >= ?').get(p.since_ms)!.n;
+      const entries: AuditEntry[] = rows.map((r) => ({
+        id: r.seq,
+        timestamp: new Date(r.ts_ms).toISOString(),
+        operation: r.op,
+        path: r.path,
+        path2: r.path2,
+        size: r.size,
+        surface: r.surface,
+        details: r.details === null ? null : (JSON.parse(r.details) as unknown),
+      }));
+      return { entries, total_count: total };
+    }),
 } satisfies Partial<OpsTable>;
