@@ -77,9 +77,9 @@ export class CliContext {
   /** Runs an operation in this process, whatever is running (see docs/architecture.md for which commands do). */
   async callLocal<M extends OpName>(method: M, params: MethodParams<M>): Promise<MethodResult<M>> {
     const { METHODS } = await import('../protocol/methods');
-    const { OPS } = await import('../ops');
+    const { loadOp } = await import('../ops/load');
     const parsed = METHODS[method].params.parse(params);
-    const op = OPS[method] as (ctx: OpsContext, p: unknown) => MethodResult<M> | Promise<MethodResult<M>>;
+    const op = (await loadOp(method)) as (ctx: OpsContext, p: unknown) => MethodResult<M> | Promise<MethodResult<M>>;
     return op(await this.opsContext(), parsed);
   }
 

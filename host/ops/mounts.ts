@@ -3,7 +3,6 @@ import { mkdirSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { type MountRecord, MountRegistry } from '../fuse/registry';
 import { startMountServer, stopMount } from '../fuse/server';
-import { checkMountpoint } from '../fuse/session';
 import { AvfsError } from '../protocol/errors';
 import type { MountInfo } from '../protocol/methods';
 import { autoMountpoint } from '../proxy/mounts';
@@ -35,6 +34,8 @@ export const mountOps = {
       mkdirSync(mp, { recursive: true });
     }
     await new MountRegistry(ctx.home).prune();
+    // The session module loads the FUSE binding, which nothing else here needs.
+    const { checkMountpoint } = await import('../fuse/session');
     mp = await checkMountpoint(mp);
     const rec = await startMountServer(ctx.home, p.vault, mp, {
       readonly: p.readonly,
