@@ -5,7 +5,7 @@
 // buildVscodeTests() bundles the tests that run inside VS Code; the VS Code test runners call it.
 import { build } from 'esbuild';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildFuseAddon } from './native.mjs';
 
@@ -24,6 +24,36 @@ const common = {
 };
 
 /**
+ * The CLI is two files: dist/avfs.js holds only what every start needs (commander and the command
+ * definitions), and requires dist/avfs-core.js (the handlers, operations, store, zod…) when a
+ * command runs. Reading and compiling the whole 2 MB at every start costs more than a bare Node
+ * start does, so `avfs --version` could not be cheap otherwise.
+ */
+const coreOutside = {
+  name: 'avfs-core-outside',
+  setup(b) {
+    b.onResolve({ filter: /^\.\/core$/ }, (args) =>
+      args.importer.endsWith(join('host', 'cli', 'main.ts')) ? { path: './avfs-core.js', external: true } : undefined,
+    );
+  },
+};
+
+/**
+ * zod's namespace exports every locale (400 kB, a fifth of the host's bundle, ~13 ms to
+ * initialise at each CLI call); avfs speaks English only, which zod loads by itself. Every
+ * `locales` namespace in zod is bundled with `en` alone.
+ */
+const zodEnglishOnly = {
+  name: 'zod-english-only',
+  setup(b) {
+    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      args.importer.includes(`${sep}zod${sep}`) ? { path: join(dirname(args.importer), '..', 'locales', 'index.js'), namespace: 'zod-en' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'zod-en' }, (args) => ({ contents: 'export { default as en } from "./en.js";', resolveDir: dirname(args.path), loader: 'js' }));
+  },
+};
+
+/**
  * Builds the product into `outdir` (default dist/). `production`: minified and without source maps,
  * for the VSIX (scripts/package.mjs builds into a staging folder, so dist/ keeps its maps).
  * @param {{ outdir?: string, production?: boolean }} [opts]
@@ -38,8 +68,14 @@ export async function buildProduct({ outdir = dist, production = false } = {}) {
     entryPoints: [join(root, 'host/avfs.ts')],
     outfile: join(outdir, 'avfs.js'),
     banner: { js: '#!/usr/bin/env node' },
+    plugins: [coreOutside, zodEnglishOnly],
   });
   chmodSync(join(outdir, 'avfs.js'), 0o755);
+  await build({ ...options, entryPoints: [join(root, 'host/cli/core.ts')], outfile: join(outdir, 'avfs-core.js'), plugins: [zodEnglishOnly] });
+  // The process that starts the vault host's commands (host/proxy/runnerClient.ts).
+  await build({ ...options, entryPoints: [join(root, 'host/proxy/runnerProcess.ts')], outfile: join(outdir, 'avfs-runner.js') });
+  // The vault host's operation threads (host/daemon/pool.ts).
+  await build({ ...options, entryPoints: [join(root, 'host/daemon/opsWorker.ts')], outfile: join(outdir, 'avfs-ops-worker.js'), plugins: [zodEnglishOnly] });
   // The FUSE binding ships beside the bundle, which loads it from its own directory.
   const addon = buildFuseAddon();
   if (outdir !== dist) copyFileSync(addon, join(outdir, 'avfs_fuse.node'));
