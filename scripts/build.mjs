@@ -4,7 +4,9 @@
 //   node scripts/build.mjs --production    minified, no source maps (what scripts/package.mjs ships)
 // buildVscodeTests() bundles the tests that run inside VS Code; the VS Code test runners call it.
 import { build } from 'esbuild';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildFuseAddon } from './native.mjs';
@@ -54,6 +56,23 @@ const zodEnglishOnly = {
 };
 
 /**
+ * V8's code cache of dist/avfs-core.js (host/cli/bundleLoader.ts), made by the Node that builds,
+ * which is the Node that runs the CLI. A call that loads the core writes it, in a throw-away home.
+ */
+function writeCodeCache(outdir) {
+  const home = mkdtempSync(join(tmpdir(), 'avfs-build-'));
+  try {
+    const r = spawnSync(process.execPath, [join(outdir, 'avfs.js'), '--json', 'pwd'], {
+      env: { ...process.env, AVFS_WRITE_CODE_CACHE: '1', AVFS_HOME: home, AVFS_NO_HOST: '1' },
+      encoding: 'utf8',
+    });
+    if (r.status !== 0 || !existsSync(join(outdir, 'avfs-core.js.cache'))) throw new Error(`writing the code cache failed: ${r.stderr}`);
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+/**
  * Builds the product into `outdir` (default dist/). `production`: minified and without source maps,
  * for the VSIX (scripts/package.mjs builds into a staging folder, so dist/ keeps its maps).
  * @param {{ outdir?: string, production?: boolean }} [opts]
@@ -76,6 +95,7 @@ export async function buildProduct({ outdir = dist, production = false } = {}) {
   await build({ ...options, entryPoints: [join(root, 'host/proxy/runnerProcess.ts')], outfile: join(outdir, 'avfs-runner.js') });
   // The vault host's operation threads (host/daemon/pool.ts).
   await build({ ...options, entryPoints: [join(root, 'host/daemon/opsWorker.ts')], outfile: join(outdir, 'avfs-ops-worker.js'), plugins: [zodEnglishOnly] });
+  writeCodeCache(outdir);
   // The FUSE binding ships beside the bundle, which loads it from its own directory.
   const addon = buildFuseAddon();
   if (outdir !== dist) copyFileSync(addon, join(outdir, 'avfs_fuse.node'));

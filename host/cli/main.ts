@@ -3,7 +3,10 @@
  * exit codes. Only commander and the definitions load at start; a command's handler (and the
  * store, the operations, zod…) load when it runs, from host/cli/core.ts.
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { Command, CommanderError } from 'commander';
+import { requireWithCodeCache } from './bundleLoader';
 import { VERSION } from '../version';
 import * as checkpoint from './commands/checkpoint';
 import * as files from './commands/files';
@@ -23,6 +26,9 @@ import { helpOf } from './help';
  * runs its export scanner over the whole 2 MB file first, which costs more than the file's compile.
  */
 function core(): typeof import('./core') {
+  // In the bundle (dist/avfs.js) the core is dist/avfs-core.js beside it, loaded with its code cache.
+  const bundled = join(__dirname, 'avfs-core.js');
+  if (__filename.endsWith('avfs.js') && existsSync(bundled)) return requireWithCodeCache<typeof import('./core')>(bundled);
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- see above
   return require('./core') as typeof import('./core');
 }
