@@ -1,0 +1,171 @@
+/**
+ * The execution contract: what `avfs proxy exec` (and the host's `exec/run`) is asked to do, the
+ * states a run goes through, approvals, and the ExecutionEnvelope every run returns, whatever
+ * happened. Field names of the original agentvfs envelope are kept (`schema_version`, `kind`,
+ * `success`, `request{…}`, `result{exit_code, stdout, stderr, duration_ms, checkpoint,
+ * changed_files, decision, state, timed_out}`); everything else is added, never renamed.
+ */
+import { z } from 'zod';
+import { ChangeSummary } from './changes';
+import { ErrorJson } from './errors';
+import { Action, Category, DecisionPart } from './policy';
+
+export const ENVELOPE_SCHEMA_VERSION = 1;
+export const DEFAULT_TIMEOUT_MS = 300_000;
+export const DEFAULT_GRACE_MS = 2_000;
+/** Bytes of each output stream kept in the envelope: the first half and the last half. */
+export const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
+
+/** Exit codes of `avfs proxy exec` when the command itself did not decide one (as `timeout` and `docker run` use them). */
+export const EXEC_EXIT = {
+  timed_out: 124,
+  failed: 125,
+  denied: 126,
+  cancelled: 130,
+} as const;
+
+/**
+ * The run's states. Terminal: completed | denied | failed | timed_out | cancelled. `awaiting_approval` only
+ * when the policy asks for one; `checkpointing` only when a checkpoint is taken.
+ */
+export const EXEC_STATES = [
+  'validating',
+  'policy',
+  'awaiting_approval',
+  'checkpointing',
+  'mounting',
+  'executing',
+  'settling',
+  'summarizing',
+  'completed',
+  'denied',
+  'failed',
+  'timed_out',
+  'cancelled',
+] as const;
+export const ExecState = z.enum(EXEC_STATES);
+export type ExecState = z.infer<typeof ExecState>;
+export const TERMINAL_STATES: readonly ExecState[] = ['completed', 'denied', 'failed', 'timed_out', 'cancelled'];
+
+export const CheckpointMode = z.enum(['auto', 'always', 'never']);
+export type CheckpointMode = z.infer<typeof CheckpointMode>;
+
+const EnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name is letters, digits and _, not starting with a digit');
+
+/** What a caller asks for. The CLI builds it from flags; the host takes it as `exec/run` params. */
+export const ExecRequest = z.strictObject({
+  id: z.string().uuid().optional().describe('the caller may name the run, to follow its exec/* notifications'),
+  vault: z.string().optional().describe('the vault (default: the current one)'),
+  command: z.union([z.strictObject({ shell: z.string().min(1) }), z.strictObject({ argv: z.array(z.string()).min(1) })]),
+  cwd: z.string().default('/').describe('absolute path inside the vault; created if missing'),
+  readonly: z.boolean().default(false),
+  keep_mount: z.boolean().default(false).describe('leave the mount up for the next call (and reuse one that is up)'),
+  mountpoint: z.string().optional().describe('where to mount (default: under the avfs home)'),
+  allow_other: z.boolean().default(false).describe('let other users reach the mount (kernel permission checks apply)'),
+  timeout_ms: z.number().int().min(0).default(DEFAULT_TIMEOUT_MS).describe('0 means no time limit'),
+  grace_ms: z.number().int().min(0).default(DEFAULT_GRACE_MS).describe('SIGTERM to SIGKILL delay'),
+  checkpoint: CheckpointMode.default('auto'),
+  env: z.record(EnvName, z.string()).default({}),
+  clean_env: z.boolean().default(false).describe('pass only a minimal environment (see docs/exec.md)'),
+  stdin: z.string().optional().describe('bytes fed to the command (default: none, /dev/null)'),
+  max_output_bytes: z.number().int().min(1024).default(DEFAULT_MAX_OUTPUT_BYTES),
+});
+export type ExecRequestInput = z.input<typeof ExecRequest>;
+export type ExecRequest = z.output<typeof ExecRequest>;
+
+export const ApprovalAnswerKind = z.enum(['approve_once', 'always_allow', 'deny']);
+export type ApprovalAnswerKind = z.infer<typeof ApprovalAnswerKind>;
+
+/** What an approver is shown. */
+export const ApprovalRequest = z.object({
+  id: z.string(),
+  vault: z.string(),
+  command: z.string(),
+  cwd: z.string(),
+  action: Action,
+  categories: z.array(Category),
+  reason: z.string(),
+  rule: z.string(),
+  requested_at: z.string(),
+  surface: z.string().describe('who asks: cli (a terminal), rpc (through the host)'),
+  parts: z.array(DecisionPart).describe('each judged part of the command; "always allow" adds an exact rule for the parts that asked'),
+  timeout_ms: z.number().describe('unanswered for this long, the request is denied'),
+});
+export type ApprovalRequest = z.infer<typeof ApprovalRequest>;
+
+/** How a request was settled, as recorded in the envelope and the audit trail. */
+export const ApprovalRecord = z.object({
+  id: z.string(),
+  outcome: z.enum(['approved', 'denied', 'timed_out', 'no_approver', 'cancelled']),
+  answer: ApprovalAnswerKind.nullable(),
+  by: z.string().nullable().describe('who answered: "terminal", "vscode:<window>", "cli:<pid>"…'),
+  at: z.string(),
+  scope: z.enum(['once', 'always']).nullable(),
+  rule: z.string().nullable().describe('the rule added by always_allow'),
+  waited_ms: z.number(),
+});
+export type ApprovalRecord = z.infer<typeof ApprovalRecord>;
+
+export const ExecDecision = z.object({
+  action: Action,
+  categories: z.array(Category),
+  reason: z.string().nullable(),
+  rule: z.string().nullable(),
+  parts: z.array(DecisionPart),
+});
+
+const Timeout = z.union([z.object({ millis: z.number() }), z.literal('none')]);
+
+export const PhaseTimings = z.partialRecord(ExecState, z.number()).describe('milliseconds spent in each state');
+
+export const ExecutionEnvelope = z.object({
+  schema_version: z.literal(ENVELOPE_SCHEMA_VERSION),
+  kind: z.literal('proxy_exec_result'),
+  id: z.string().describe('this run, as named in the audit trail and in host events'),
+  success: z.boolean().describe('the run completed and the command exited 0'),
+  request: z.object({
+    vault: z.string().nullable(),
+    cwd: z.string(),
+    readonly: z.boolean(),
+    keep_mount: z.boolean(),
+    mountpoint: z.string().nullable(),
+    checkpoint_mode: CheckpointMode,
+    command: z.string(),
+    command_mode: z.enum(['argv', 'shell']),
+    argv: z.array(z.string()).describe('what was executed: the argv, or [bash, -c, STRING]'),
+    timeout: Timeout,
+    grace_ms: z.number(),
+  }),
+  result: z.object({
+    vault: z.string().nullable(),
+    mountpoint: z.string().nullable(),
+    cwd: z.string(),
+    command: z.string(),
+    exit_code: z.number().int().nullable().describe('null when the command never ran; 128+N when killed by signal N'),
+    signal: z.string().nullable(),
+    stdout: z.string(),
+    stderr: z.string(),
+    stdout_bytes: z.number().describe('bytes the command wrote, kept or not'),
+    stderr_bytes: z.number(),
+    stdout_truncated: z.boolean(),
+    stderr_truncated: z.boolean(),
+    readonly: z.boolean(),
+    kept_mounted: z.boolean(),
+    mount_reused: z.boolean(),
+    duration_ms: z.number().describe('the command\'s own run time'),
+    total_ms: z.number().describe('the whole call, policy to envelope'),
+    checkpoint: z.string().nullable().describe('taken before the command ran: restore it to undo the run'),
+    changed_files: z.array(z.string()).describe('every path added, modified, deleted or renamed (both names)'),
+    changes: ChangeSummary.nullable(),
+    decision: ExecDecision.nullable().describe('null when the run failed before the policy judged it'),
+    approval: ApprovalRecord.nullable(),
+    state: ExecState,
+    states: z.array(ExecState).describe('every state the run went through, in order'),
+    timings: PhaseTimings,
+    timed_out: z.boolean(),
+    cancelled: z.boolean(),
+    leftover_processes: z.number().describe('processes of the command\'s group still running when it exited, then stopped'),
+    error: ErrorJson.nullable().describe('why the run failed (state failed), or why it was denied'),
+  }),
+});
+export type ExecutionEnvelope = z.infer<typeof ExecutionEnvelope>;

@@ -1,0 +1,87 @@
+/**
+ * The vault host's own part of the protocol: the methods that exist only with a host (status,
+ * clients, approvals), the notifications it sends every client, and the one request it sends
+ * approvers. Operations themselves are in methods.ts.
+ */
+import { z } from 'zod';
+import { ApprovalAnswerKind, ApprovalRecord, ApprovalRequest, ExecState, ExecutionEnvelope } from './exec';
+import { MountInfo } from './methods';
+
+const define = <P extends z.ZodType, R extends z.ZodType>(params: P, result: R, doc: string) => ({ params, result, doc });
+
+export const ClientKind = z.enum(['vscode', 'cli', 'other']);
+
+export const HOST_METHODS = {
+  'client/hello': define(
+    z.object({
+      name: z.string().max(200).describe('shown to people: "VS Code (window 2)", "avfs approve (pid 4242)"'),
+      kind: ClientKind,
+      approver: z.union([z.boolean(), z.literal('own')]).default(false).describe('send this client approval/request: for every run (true), or only for the runs it started itself ("own": a terminal)'),
+      pid: z.number().int().optional(),
+    }),
+    z.object({ client_id: z.string(), host_pid: z.number(), version: z.string(), home: z.string() }),
+    'introduce this connection (optional for plain calls; required to be asked for approvals)',
+  ),
+  'host/status': define(
+    z.object({}),
+    z.object({
+      pid: z.number(),
+      version: z.string(),
+      home: z.string(),
+      socket: z.string(),
+      started_at: z.string(),
+      uptime_ms: z.number(),
+      clients: z.array(z.object({ id: z.string(), name: z.string(), kind: ClientKind, approver: z.boolean(), connected_at: z.string() })),
+      mounts: z.array(MountInfo),
+      pending_approvals: z.number(),
+      running_execs: z.number(),
+    }),
+    'who the host is and what it holds',
+  ),
+  'host/shutdown': define(z.object({}), z.object({ stopping: z.boolean() }), 'stop the host (it unmounts what it mounted)'),
+  'approval/list': define(z.object({}), z.object({ pending: z.array(ApprovalRequest) }), 'approval requests waiting for an answer'),
+  'approval/answer': define(
+    z.object({ id: z.string(), answer: ApprovalAnswerKind, by: z.string().max(200).optional() }),
+    z.object({ id: z.string(), settled: z.boolean().describe('false: it was settled already (first answer wins)'), rule: z.string().nullable() }),
+    'answer a pending approval (from any client: an editor, `avfs approve`)',
+  ),
+} as const;
+export type HostMethodName = keyof typeof HOST_METHODS;
+
+/** What the host sends every client, unasked. */
+export const VaultChange = z.object({
+  seq: z.number(),
+  op: z.string(),
+  path: z.string().nullable(),
+  path2: z.string().nullable(),
+  surface: z.string(),
+});
+
+export const NOTIFICATIONS = {
+  /** Batched: what changed in a vault since the last notice, whichever surface wrote it (CLI, mount, host, exec). */
+  'vault/changed': z.object({
+    vault: z.string(),
+    kind: z.enum(['files', 'created', 'deleted', 'checkpoints', 'meta']),
+    changes: z.array(VaultChange),
+    truncated: z.boolean().describe('more changes happened than are listed: re-read what is shown'),
+  }),
+  'exec/started': z.object({ id: z.string(), vault: z.string().nullable(), command: z.string(), surface: z.string(), started_at: z.string() }),
+  'exec/state': z.object({ id: z.string(), state: ExecState }),
+  'exec/output': z.object({ id: z.string(), stream: z.enum(['stdout', 'stderr']), text: z.string() }),
+  'exec/finished': z.object({ id: z.string(), envelope: ExecutionEnvelope }),
+  'approval/settled': z.object({ id: z.string(), record: ApprovalRecord }),
+  log: z.object({ level: z.enum(['trace', 'debug', 'info', 'warn', 'error']), message: z.string() }),
+} as const;
+export type NotificationName = keyof typeof NOTIFICATIONS;
+
+/** The one request the host sends: to every connected approver, until one answers. */
+export const APPROVAL_REQUEST = 'approval/request';
+export const ApprovalReply = z.object({ answer: ApprovalAnswerKind, by: z.string().max(200).optional() });
+export type ApprovalReply = z.infer<typeof ApprovalReply>;
+export { ApprovalRequest };
+
+/**
+ * JSON-RPC error codes of avfs errors: outside the range JSON-RPC reserves (-32768..-32000),
+ * one per error kind (see the error table); `data` carries the typed error `{ error, message, … }`.
+ */
+export const RPC_ERROR_BASE = -31000;
