@@ -1,20 +1,256 @@
-// The Vaults view in the AVFS activity-bar container. It lists nothing until the extension talks to
-// the vault host; while it is empty, VS Code shows the welcome content contributed in package.json.
+// The Vaults view: every vault of the avfs home (forks nested under their parent), and under each
+// its files and its checkpoints. It reads everything from the host and re-reads when the host says
+// a vault changed (refresh()); it never polls. While it is empty, VS Code shows the welcome content
+// contributed in package.json for the state the `avfs.*` context keys describe.
 import * as vscode from 'vscode';
+import type { CheckpointInfo } from '../../host/protocol/changes';
+import type { MountInfo } from '../../host/protocol/methods';
+import type { DirEntry, VaultInfo } from '../../host/protocol/vault';
+import type { HostClient, Logger } from '../client/hostClient';
+import { errorMessage } from '../errors';
+import { toUri } from '../fs/vaultFs';
+import { joinPath, parentPath } from '../uris';
+import {
+  checkpointDescription,
+  checkpointsNewestFirst,
+  checkpointTooltip,
+  contextValue,
+  nodeId,
+  sortEntries,
+  type TreeNode,
+  vaultDescription,
+  vaultForest,
+  type VaultForest,
+  vaultTooltip,
+} from './treeModel';
 
 export const VAULTS_VIEW = 'avfs.vaults';
+/** Context key: the host answered and there is no vault (the welcome view offers Create Vault). */
+export const NO_VAULTS_CONTEXT = 'avfs.noVaults';
 
-class VaultTreeProvider implements vscode.TreeDataProvider<vscode.TreeItem> {
-  getTreeItem(item: vscode.TreeItem): vscode.TreeItem {
+/** What the view knows about the vaults: read once per refresh, shared by every node it shows. */
+export interface Snapshot {
+  forest: VaultForest;
+  infos: Map<string, VaultInfo>;
+  mounts: Map<string, MountInfo>;
+}
+
+/** Host events come in bursts (an agent writing files): one re-read per burst. */
+const REFRESH_DEBOUNCE_MS = 100;
+
+export class VaultTree implements vscode.TreeDataProvider<TreeNode>, vscode.Disposable {
+  readonly view: vscode.TreeView<TreeNode>;
+  private readonly emitter = new vscode.EventEmitter<TreeNode | undefined>();
+  readonly onDidChangeTreeData = this.emitter.event;
+  private loading: Promise<Snapshot> | undefined;
+  private last: Snapshot | undefined;
+  /** One node object per id, so that a node handed to a command is the one the view knows. */
+  private readonly nodes = new Map<string, TreeNode>();
+  private readonly checkpointInfo = new Map<string, CheckpointInfo>();
+  private readonly entryInfo = new Map<string, DirEntry>();
+  private refreshTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly host: HostClient,
+    private readonly log: Logger,
+  ) {
+    this.view = vscode.window.createTreeView(VAULTS_VIEW, { treeDataProvider: this, showCollapseAll: true });
+  }
+
+  /** Re-reads the vaults and redraws the view (soon: calls within a burst make one re-read). */
+  refresh(): void {
+    clearTimeout(this.refreshTimer);
+    this.refreshTimer = setTimeout(() => {
+      this.loading = undefined;
+      this.emitter.fire(undefined);
+    }, REFRESH_DEBOUNCE_MS);
+  }
+
+  /** The vaults as last read (reading them now if the view has not yet). */
+  snapshot(): Promise<Snapshot> {
+    return (this.loading ??= this.load());
+  }
+
+  /** The vaults as last read, without asking the host; undefined before the first read. */
+  get lastSnapshot(): Snapshot | undefined {
+    return this.last;
+  }
+
+  checkpoint(node: Extract<TreeNode, { kind: 'checkpoint' }>): CheckpointInfo | undefined {
+    return this.checkpointInfo.get(nodeId(node));
+  }
+
+  async getChildren(node?: TreeNode): Promise<TreeNode[]> {
+    try {
+      return await this.children(node);
+    } catch (e) {
+      // The welcome content (host not running, Restricted Mode) explains an empty view.
+      this.log.warn(`Vaults view: ${node ? nodeId(node).replace(/\n/g, ' ') : 'vault list'}: ${errorMessage(e)}`);
+      if (!node) void vscode.commands.executeCommand('setContext', NO_VAULTS_CONTEXT, false);
+      return [];
+    }
+  }
+
+  getTreeItem(node: TreeNode): vscode.TreeItem {
+    const snap = this.last;
+    const item = new vscode.TreeItem('', vscode.TreeItemCollapsibleState.Collapsed);
+    item.id = nodeId(node);
+    switch (node.kind) {
+      case 'vault': {
+        const info = snap?.infos.get(node.vault);
+        const mount = snap?.mounts.get(node.vault);
+        item.label = node.vault;
+        item.contextValue = contextValue(node, mount !== undefined);
+        item.iconPath = new vscode.ThemeIcon(info?.parent ? 'repo-forked' : 'database');
+        if (info) {
+          item.description = vaultDescription(info, mount);
+          item.tooltip = new vscode.MarkdownString(vaultTooltip(info, mount));
+        }
+        // Top-level vaults open expanded the first time; VS Code remembers the person's choice by id.
+        if (!info?.parent) item.collapsibleState = vscode.TreeItemCollapsibleState.Expanded;
+        break;
+      }
+      case 'files':
+        item.label = 'Files';
+        item.contextValue = contextValue(node);
+        item.iconPath = new vscode.ThemeIcon('files');
+        item.tooltip = `The files of vault ${node.vault} (avfs://${node.vault}/)`;
+        break;
+      case 'checkpoints': {
+        const count = snap?.infos.get(node.vault)?.checkpoints.length;
+        item.label = 'Checkpoints';
+        item.description = count === undefined ? undefined : String(count);
+        item.contextValue = contextValue(node);
+        item.iconPath = new vscode.ThemeIcon('history');
+        if (count === 0) item.collapsibleState = vscode.TreeItemCollapsibleState.None;
+        break;
+      }
+      case 'checkpoint': {
+        const cp = this.checkpointInfo.get(item.id);
+        item.label = node.name;
+        item.contextValue = contextValue(node);
+        item.collapsibleState = vscode.TreeItemCollapsibleState.None;
+        item.iconPath = new vscode.ThemeIcon(cp?.auto ? 'history' : 'bookmark');
+        if (cp) {
+          item.description = checkpointDescription(cp);
+          item.tooltip = new vscode.MarkdownString(checkpointTooltip(cp));
+        }
+        // A click shows what changed since: the checkpoint against the current tree.
+        item.command = { command: 'avfs.compareWithCurrent', title: 'Compare with Current', arguments: [node] };
+        break;
+      }
+      case 'entry': {
+        const uri = toUri(node.vault, node.path);
+        item.label = node.path.slice(node.path.lastIndexOf('/') + 1);
+        item.resourceUri = uri;
+        item.contextValue = contextValue(node);
+        const entry = this.entryInfo.get(item.id);
+        if (entry?.type === 'symlink' && entry.target) item.description = `→ ${entry.target}`;
+        if (node.type === 'directory') break;
+        item.collapsibleState = vscode.TreeItemCollapsibleState.None;
+        item.command = { command: 'vscode.open', title: 'Open', arguments: [uri] };
+        break;
+      }
+    }
     return item;
   }
 
-  getChildren(): vscode.TreeItem[] {
-    return [];
+  getParent(node: TreeNode): TreeNode | undefined {
+    switch (node.kind) {
+      case 'vault': {
+        const parent = this.last?.infos.get(node.vault)?.parent;
+        return parent && this.last?.infos.has(parent) ? this.node({ kind: 'vault', vault: parent }) : undefined;
+      }
+      case 'files':
+      case 'checkpoints':
+        return this.node({ kind: 'vault', vault: node.vault });
+      case 'checkpoint':
+        return this.node({ kind: 'checkpoints', vault: node.vault });
+      case 'entry': {
+        const dir = parentPath(node.path);
+        return dir === '/' ? this.node({ kind: 'files', vault: node.vault }) : this.node({ kind: 'entry', vault: node.vault, path: dir, type: 'directory' });
+      }
+    }
   }
-}
 
-export function registerVaultTree(context: vscode.ExtensionContext): void {
-  const view = vscode.window.createTreeView(VAULTS_VIEW, { treeDataProvider: new VaultTreeProvider() });
-  context.subscriptions.push(view);
+  dispose(): void {
+    clearTimeout(this.refreshTimer);
+    this.view.dispose();
+    this.emitter.dispose();
+  }
+
+  private async children(node: TreeNode | undefined): Promise<TreeNode[]> {
+    if (!node) {
+      const snap = await this.snapshot();
+      void vscode.commands.executeCommand('setContext', NO_VAULTS_CONTEXT, snap.forest.roots.length === 0);
+      return snap.forest.roots.filter((v) => snap.infos.has(v.name)).map((v) => this.node({ kind: 'vault', vault: v.name }));
+    }
+    switch (node.kind) {
+      case 'vault': {
+        const snap = await this.snapshot();
+        const forks = snap.forest.forksOf(node.vault).filter((v) => snap.infos.has(v.name));
+        return [
+          this.node({ kind: 'files', vault: node.vault }),
+          this.node({ kind: 'checkpoints', vault: node.vault }),
+          ...forks.map((v) => this.node({ kind: 'vault', vault: v.name })),
+        ];
+      }
+      case 'checkpoints': {
+        const { checkpoints } = await this.host.request('checkpoint/list', { vault: node.vault });
+        return checkpointsNewestFirst(checkpoints).map((cp) => {
+          const child = this.node({ kind: 'checkpoint', vault: node.vault, name: cp.name });
+          this.checkpointInfo.set(nodeId(child), cp);
+          return child;
+        });
+      }
+      case 'files':
+      case 'entry': {
+        const dir = node.kind === 'files' ? '/' : node.path;
+        const { entries } = await this.host.request('fs/readDirectory', { vault: node.vault, path: dir });
+        return sortEntries(entries).map((e) => {
+          const child = this.node({ kind: 'entry', vault: node.vault, path: joinPath(dir, e.name), type: e.type });
+          this.entryInfo.set(nodeId(child), e);
+          return child;
+        });
+      }
+      case 'checkpoint':
+        return [];
+    }
+  }
+
+  private async load(): Promise<Snapshot> {
+    const [{ vaults }, mounts] = await Promise.all([
+      this.host.request('vault/list', {}),
+      this.host.request('mount/list', {}).then(
+        (r) => r.mounts.filter((m) => m.live),
+        (e: unknown) => {
+          this.log.warn(`Vaults view: mount list: ${errorMessage(e)}`);
+          return [];
+        },
+      ),
+    ]);
+    const infos = new Map<string, VaultInfo>();
+    await Promise.all(
+      vaults.map(async (v) => {
+        try {
+          infos.set(v.name, await this.host.request('vault/info', { name: v.name }));
+        } catch (e) {
+          // Deleted between the two calls, or unreadable: shown once it can be read.
+          this.log.warn(`Vaults view: vault ${v.name}: ${errorMessage(e)}`);
+        }
+      }),
+    );
+    const snap: Snapshot = { forest: vaultForest(vaults), infos, mounts: new Map(mounts.map((m) => [m.vault, m])) };
+    this.last = snap;
+    return snap;
+  }
+
+  /** The canonical node for these fields (VS Code hands the same object back to commands). */
+  private node<N extends TreeNode>(fields: N): N {
+    const id = nodeId(fields);
+    const known = this.nodes.get(id) as N | undefined;
+    if (known && (known.kind !== 'entry' || (fields.kind === 'entry' && known.type === fields.type))) return known;
+    this.nodes.set(id, fields);
+    return fields;
+  }
 }
