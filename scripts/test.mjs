@@ -2,8 +2,9 @@
 // the VS Code suite (the extension's tests inside a real VS Code: scripts/vscode/test.mjs).
 // Usage: node scripts/test.mjs [filter...]   (only the node:test files whose path contains a filter)
 // The VS Code suite alone: npm run test:vscode
+// The CLI tests run the built dist/avfs.js, so it is rebuilt first whenever a source is newer.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -24,6 +25,20 @@ const selected = filters.length ? files.filter((f) => filters.some((x) => f.incl
 if (selected.length === 0) {
   console.error(`no test files match ${filters.join(' ')}`);
   process.exit(1);
+}
+/** The newest modification time under `p` (a file or a directory tree). */
+function newest(p) {
+  if (!existsSync(p)) return 0;
+  const st = statSync(p);
+  if (!st.isDirectory()) return st.mtimeMs;
+  return Math.max(st.mtimeMs, ...readdirSync(p).map((n) => newest(join(p, n))));
+}
+const bundle = join(root, 'dist', 'avfs.js');
+const inputs = ['host', 'extension', 'scripts/build.mjs', 'package.json', 'package-lock.json'].map((p) => join(root, p));
+if (!existsSync(bundle) || Math.max(...inputs.map(newest)) > statSync(bundle).mtimeMs) {
+  console.error('dist/avfs.js is older than its sources: building it first');
+  const b = spawnSync(process.execPath, [join(root, 'scripts', 'build.mjs')], { cwd: root, stdio: 'inherit' });
+  if (b.status !== 0) process.exit(b.status ?? 1);
 }
 
 const header = (title) => process.stdout.write(`\n\x1b[1m== ${title}\x1b[0m\n\n`);

@@ -1,6 +1,6 @@
 /** Shared test helpers: temp homes, the real CLI as a child process, vaults on real SQLite files. */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AvfsError } from '../host/protocol/errors';
@@ -40,12 +40,21 @@ export interface CliResult {
   stdoutBytes: Buffer;
 }
 
+export interface RunOptions {
+  home: string;
+  input?: string | Buffer;
+  env?: Record<string, string>;
+  /** Run as this user (tests run as root here; file permissions only bind other users). */
+  user?: { uid: number; gid: number };
+}
+
 /** Runs the built `avfs` binary as a user would. */
-export function runCli(args: string[], opts: { home: string; input?: string | Buffer; env?: Record<string, string> }): Promise<CliResult> {
+export function runCli(args: string[], opts: RunOptions): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], {
       env: { ...process.env, AVFS_HOME: opts.home, ...opts.env },
       stdio: ['pipe', 'pipe', 'pipe'],
+      ...(opts.user ? { uid: opts.user.uid, gid: opts.user.gid } : {}),
     });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
@@ -61,7 +70,7 @@ export function runCli(args: string[], opts: { home: string; input?: string | Bu
 }
 
 /** Runs the CLI with --json and parses its single JSON document (failing if there is not exactly one). */
-export async function runJson(args: string[], opts: { home: string; input?: string | Buffer }): Promise<{ code: number; json: Record<string, unknown>; stderr: string }> {
+export async function runJson(args: string[], opts: RunOptions): Promise<{ code: number; json: Record<string, unknown>; stderr: string }> {
   const r = await runCli(['--json', ...args], opts);
   let json: Record<string, unknown>;
   try {
@@ -70,6 +79,23 @@ export async function runJson(args: string[], opts: { home: string; input?: stri
     throw new Error(`stdout is not exactly one JSON document (exit ${r.code}):\n${r.stdout}\nstderr:\n${r.stderr}`);
   }
   return { code: r.code, json, stderr: r.stderr };
+}
+
+/**
+ * A user that file permissions bind: `nobody` when the tests run as root (who may write anything),
+ * else the current user. `own(path)` hands a tree to that user.
+ */
+export function unprivileged(): { user: { uid: number; gid: number } | undefined; own: (path: string) => void } {
+  if (process.getuid?.() !== 0) return { user: undefined, own: () => undefined };
+  const line = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith('nobody:'));
+  if (!line) throw new Error('tests run as root and there is no user nobody to drop to');
+  const [, , uid, gid] = line.split(':');
+  const user = { uid: Number(uid), gid: Number(gid) };
+  const own = (path: string): void => {
+    chownSync(path, user.uid, user.gid);
+    if (statSync(path).isDirectory()) for (const n of readdirSync(path)) own(join(path, n));
+  };
+  return { user, own };
 }
 
 /** The kind of the AvfsError that `fn` throws, or 'no error' (anything else is rethrown). */

@@ -33,14 +33,20 @@ export class CliContext {
     return this.withVault(cmd, (v) => fn(new Vfs(v)), opts);
   }
 
+  /** Opens the chosen vault for `fn`, and closes it when `fn` returns (or its promise settles). */
   withVault<T>(cmd: Command, fn: (vault: Vault) => T, opts: VaultOpenOptions = {}): T {
     const name = this.home.resolve(this.globals(cmd).vault);
     const vault = this.home.open(name, opts);
+    let result: T;
     try {
-      return fn(vault);
-    } finally {
+      result = fn(vault);
+    } catch (e) {
       vault.close();
+      throw e;
     }
+    if (result instanceof Promise) return result.finally(() => vault.close()) as T;
+    vault.close();
+    return result;
   }
 
   /** Prints a command's result: `json` as one document with --json, else the human text. */
@@ -86,7 +92,15 @@ export function action<A extends unknown[]>(
   };
 }
 
+const examples = new WeakMap<Command, string[]>();
+
+/** The examples given to a command (for help as data). */
+export function examplesOf(cmd: Command): string[] {
+  return examples.get(cmd) ?? [];
+}
+
 export function example(cmd: Command, ...lines: string[]): Command {
+  examples.set(cmd, lines);
   return cmd.addHelpText('after', `\nExample${lines.length > 1 ? 's' : ''}:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`);
 }
 

@@ -9,6 +9,7 @@ import * as policy from './commands/policy';
 import * as store from './commands/store';
 import * as vault from './commands/vault';
 import { CliContext } from './context';
+import { helpOf } from './help';
 
 export function buildProgram(ctx: CliContext): Command {
   const program = new Command('avfs')
@@ -35,11 +36,15 @@ export async function main(argv: string[], ctx = new CliContext()): Promise<numb
     ctx.stdout.write(json ? JSON.stringify({ version: VERSION }) + '\n' : VERSION + '\n');
     return 0;
   }
+  // With --json, help is data too: whichever command shows its help (`--help`, `help [cmd]`, a
+  // command group given no subcommand, or nothing at all) is printed as one CliHelp document.
+  let helped: Command | undefined;
   if (json) {
-    // Commander's own messages (usage errors) become one JSON error document instead.
-    program.configureOutput({ writeErr: () => undefined, outputError: () => undefined });
-    program.commands.forEach(function quiet(c: Command) {
-      c.configureOutput({ writeErr: () => undefined, outputError: () => undefined });
+    program.on('beforeAllHelp', (context: { command: Command }) => {
+      helped ??= context.command;
+    });
+    program.commands.concat(program).forEach(function quiet(c: Command) {
+      c.configureOutput({ writeOut: () => undefined, writeErr: () => undefined, outputError: () => undefined });
       c.commands.forEach(quiet);
     });
   }
@@ -48,7 +53,10 @@ export async function main(argv: string[], ctx = new CliContext()): Promise<numb
     return ctx.exitCode;
   } catch (e) {
     if (e instanceof CommanderError) {
-      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return 0;
+      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') {
+        if (json && helped) ctx.stdout.write(JSON.stringify(helpOf(helped), null, 2) + '\n');
+        return 0;
+      }
       const message = e.message.replace(/^error: /, '');
       return ctx.printError(new AvfsError('InvalidInput', message, { code: e.code }), json);
     }

@@ -49,6 +49,16 @@ export const ChangeSummary = z.object({
 });
 export type ChangeSummary = z.infer<typeof ChangeSummary>;
 
+export const RestoreResult = z.object({
+  checkpoint: z.string(),
+  undo_checkpoint: z.string().describe('the automatic checkpoint of the tree as it was before: restore it to undo'),
+  files_restored: z.number(),
+  dirs_restored: z.number(),
+  changes: ChangeSummary.shape.totals,
+  forced: z.boolean().describe('restored past a quota with --force'),
+});
+export type RestoreResult = z.infer<typeof RestoreResult>;
+
 export const AuditEntry = z.object({
   id: z.number(),
   timestamp: z.string(),

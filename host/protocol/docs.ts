@@ -1,7 +1,8 @@
 /** The reference docs that are generated from the contract (never written by hand). */
 import { z } from 'zod';
-import { AuditEntry, ChangeSummary, CheckpointInfo } from './changes';
+import { AuditEntry, ChangeSummary, CheckpointInfo, RestoreResult } from './changes';
 import { ERROR_TABLE, ErrorJson } from './errors';
+import { CliHelp } from './help';
 import { Decision, PolicyRuleFile, PolicyRulesReport } from './policy';
 import { QuotaStatus, Stat, VaultInfo, VaultSummary } from './vault';
 
@@ -13,7 +14,9 @@ const SCHEMAS: Record<string, z.ZodType> = {
   'quota-status': QuotaStatus,
   'checkpoint-info': CheckpointInfo,
   'change-summary': ChangeSummary,
+  'restore-result': RestoreResult,
   'audit-entry': AuditEntry,
+  'cli-help': CliHelp,
   'policy-decision': Decision,
   'policy-rule-file': PolicyRuleFile,
   'policy-rules-report': PolicyRulesReport,
@@ -35,7 +38,10 @@ Details carry what an agent needs to branch: \`path\` for file errors, \`vault\`
 |---|---|---|---|
 ${rows.join('\n')}
 
-Exit code 0 is success. Usage errors (unknown command or option, bad number) are \`InvalidInput\`.
+Exit code 0 is success, and every kind has its own code, so a script can branch on the status
+alone. Usage errors (unknown command or option, bad number) are \`InvalidInput\`. When the reader of
+standard output goes away early (\`avfs cat /big | head -c 10\`), avfs ends quietly the way coreutils
+do, killed by \`SIGPIPE\` (a shell reports 141).
 `;
 }
 

@@ -7,21 +7,25 @@ import { z } from 'zod';
 
 export const ERROR_TABLE = {
   InvalidInput: { exit: 2, errno: 'EINVAL', doc: 'An argument or option is malformed (bad number, unknown key, bad flag combination).' },
-  InvalidPath: { exit: 2, errno: 'EINVAL', doc: 'A vault path is not absolute, contains NUL, or uses `..` to leave the root.' },
-  NameTooLong: { exit: 2, errno: 'ENAMETOOLONG', doc: 'A path component is over 255 bytes or the path is over 4096 bytes.' },
+  InvalidPath: {
+    exit: 17,
+    errno: 'EINVAL',
+    doc: 'A vault path is empty, not absolute, contains NUL, uses `..` to leave the root, or names an entry with bytes that are not UTF-8 (they could not be kept exactly).',
+  },
+  NameTooLong: { exit: 18, errno: 'ENAMETOOLONG', doc: 'A path component is over 255 bytes or the path is over 4096 bytes.' },
   NotFound: { exit: 3, errno: 'ENOENT', doc: 'The path (or checkpoint, or mount) does not exist.' },
   AlreadyExists: { exit: 4, errno: 'EEXIST', doc: 'The target path already exists.' },
   NotADirectory: { exit: 5, errno: 'ENOTDIR', doc: 'A path component, or the target, is not a directory.' },
   IsADirectory: { exit: 6, errno: 'EISDIR', doc: 'A file operation was asked of a directory.' },
   NotEmpty: { exit: 7, errno: 'ENOTEMPTY', doc: 'The directory is not empty (use `-r`).' },
-  SymlinkLoop: { exit: 7, errno: 'ELOOP', doc: 'Too many symbolic links were followed while resolving the path.' },
+  SymlinkLoop: { exit: 19, errno: 'ELOOP', doc: 'Too many symbolic links were followed while resolving the path.' },
   VaultNotFound: { exit: 8, errno: 'ENOENT', doc: 'No vault of that name exists in the avfs home.' },
   VaultExists: { exit: 9, errno: 'EEXIST', doc: 'A vault of that name already exists.' },
   NoActiveVault: { exit: 10, errno: 'ENOENT', doc: 'No `--vault` was given and no vault is in use (`avfs vault use NAME`).' },
   QuotaExceeded: { exit: 11, errno: 'EDQUOT', doc: 'The write would pass a vault quota; nothing was written.' },
-  ReadOnly: { exit: 12, errno: 'EROFS', doc: 'The vault (or mount) is read-only.' },
+  ReadOnly: { exit: 12, errno: 'EROFS', doc: 'The vault (or mount) is read-only, or its file or the vaults directory is read-only on disk.' },
   VaultInUse: { exit: 13, errno: 'EBUSY', doc: 'The vault has forks that depend on it, or is mounted.' },
-  Busy: { exit: 13, errno: 'EBUSY', doc: 'The resource (mountpoint, vault) is busy.' },
+  Busy: { exit: 25, errno: 'EBUSY', doc: 'The resource (mountpoint, vault) is busy.' },
   PermissionDenied: { exit: 14, errno: 'EACCES', doc: 'The host refused access (e.g. a host path is unreadable).' },
   NotSupported: { exit: 15, errno: 'ENOTSUP', doc: 'The operation is not supported on this kind of entry or platform.' },
   UnsafeSymlink: { exit: 16, errno: 'EACCES', doc: 'A symlink points outside the tree being imported or exported.' },
@@ -81,7 +85,8 @@ export const err = {
   invalidPath: (path: string, reason: string) =>
     new AvfsError('InvalidPath', `invalid path ${JSON.stringify(path)}: ${reason}`, { path, reason }),
   invalidInput: (message: string, details: ErrorDetails = {}) => new AvfsError('InvalidInput', message, details),
-  readOnly: (path: string) => new AvfsError('ReadOnly', `read-only vault: cannot modify ${path}`, { path }),
+  readOnly: (path: string, why = 'the vault is open read-only') =>
+    new AvfsError('ReadOnly', `read-only vault: cannot modify ${path} (${why})`, { path, reason: why }),
 };
 
 /** Turns anything thrown into an AvfsError, keeping typed errors and classifying SQLite ones. */
@@ -97,6 +102,10 @@ export function toAvfsError(e: unknown): AvfsError {
   const anyErr = e as { code?: unknown; message?: unknown; name?: unknown };
   const message = typeof anyErr?.message === 'string' ? anyErr.message : String(e);
   if (anyErr?.name === 'SqliteError' || (typeof anyErr?.code === 'string' && anyErr.code.startsWith('SQLITE_'))) {
+    // A vault file (or its directory) that the OS will not let this user write.
+    if (typeof anyErr.code === 'string' && anyErr.code.startsWith('SQLITE_READONLY')) {
+      return new AvfsError('ReadOnly', `read-only: ${message}`, { code: anyErr.code });
+    }
     return new AvfsError('StorageError', `storage error: ${message}`, { code: anyErr.code });
   }
   if (typeof anyErr?.code === 'string') {
@@ -111,6 +120,7 @@ export function toAvfsError(e: unknown): AvfsError {
       EBUSY: 'Busy',
       ELOOP: 'SymlinkLoop',
       ENAMETOOLONG: 'NameTooLong',
+      EROFS: 'ReadOnly',
     };
     const kind = byErrno[anyErr.code];
     if (kind) return new AvfsError(kind, message, { code: anyErr.code });

@@ -57,21 +57,33 @@ export const DirEntry = z.object({
 });
 export type DirEntry = z.infer<typeof DirEntry>;
 
-export const VaultSummary = z.object({
+const VaultFile = z.object({
   name: z.string(),
   current: z.boolean(),
-  size: z.number().describe('logical bytes of the live tree'),
   size_on_disk: z.number(),
-  files: z.number(),
   backend: z.literal('sqlite'),
+});
+
+const VaultSummaryOk = VaultFile.extend({
+  status: z.literal('ok'),
+  size: z.number().describe('logical bytes of the live tree'),
+  files: z.number(),
   parent: z.string().nullable(),
 });
+
+/** A file in the vaults directory that this avfs cannot read as a vault (damaged, not a vault, newer schema, no access). */
+const VaultSummaryUnreadable = VaultFile.extend({
+  status: z.literal('unreadable'),
+  reason: z.string().describe('why the file cannot be read; `avfs vault delete NAME` removes it'),
+});
+
+export const VaultSummary = z.discriminatedUnion('status', [VaultSummaryOk, VaultSummaryUnreadable]);
 export type VaultSummary = z.infer<typeof VaultSummary>;
 
-export const VaultInfo = VaultSummary.extend({
+export const VaultInfo = VaultSummaryOk.extend({
   path: z.string(),
   created_at: z.string().nullable(),
-  schema_version: z.number(),
+  schema_version: z.number().describe("the vault file's schema version (an older one is upgraded by the first write)"),
   chunk_size: z.number(),
   chunks: z.number(),
   quotas: Quotas,

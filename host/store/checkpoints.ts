@@ -9,6 +9,7 @@ import { CHECKPOINT_NAME_RE } from '../protocol/changes';
 import type { Db } from './db';
 import { writeTxn } from './db';
 import type { Journal } from './journal';
+import type { QuotaBook, TreeUsage } from './quota';
 
 export interface CheckpointRow {
   id: number;
@@ -44,6 +45,7 @@ export class Checkpoints {
   constructor(
     private readonly db: Db,
     private readonly journal: Journal,
+    private readonly quotas: QuotaBook,
   ) {}
 
   list(): CheckpointRow[] {
@@ -96,10 +98,15 @@ export class Checkpoints {
     });
   }
 
-  /** Puts the tree back as it was at `name`, after saving the current tree as an automatic checkpoint. */
-  restore(name: string): { checkpoint: CheckpointRow; undo: CheckpointRow } {
+  /**
+   * Puts the tree back as it was at `name`, after saving the current tree as an automatic
+   * checkpoint. A restore that would grow usage past a quota is refused with nothing changed,
+   * unless `force` (the quotas then refuse further growth, as for any vault over its quota).
+   */
+  restore(name: string, opts: { force?: boolean } = {}): { checkpoint: CheckpointRow; undo: CheckpointRow } {
     return writeTxn(this.db, () => {
       const cp = this.get(name);
+      const before = this.usage();
       const undo = this.save({ auto: true, prefix: 'before-restore', description: `automatic, before restoring ${name}` });
       for (const t of ['inodes', 'dentries', 'symlinks', 'extents']) this.db.exec(`DELETE FROM ${t}`);
       this.db.prepare(`INSERT INTO inodes (${INODE_COLS}) SELECT ${INODE_COLS} FROM cp_inodes WHERE cp = ?`).run(cp.id);
@@ -115,9 +122,18 @@ export class Checkpoints {
            WHERE id = 1`,
         )
         .run();
-      this.journal.append('checkpoint_restore', null, { details: { checkpoint: name, undo: undo.name } });
+      // Throwing here rolls the whole transaction back, the undo checkpoint included.
+      if (!opts.force) this.quotas.checkReplace(before, this.usage(), name);
+      this.journal.append('checkpoint_restore', null, { details: { checkpoint: name, undo: undo.name, ...(opts.force ? { force: true } : {}) } });
       return { checkpoint: cp, undo };
     });
+  }
+
+  private usage(): TreeUsage {
+    const r = this.db
+      .prepare('SELECT c.live_bytes AS bytes, c.live_inodes AS files, (SELECT COALESCE(MAX(size), 0) FROM inodes WHERE (mode & 61440) = 32768) AS largest FROM counters c WHERE id = 1')
+      .get() as { bytes: number; files: number; largest: number };
+    return { bytes: r.bytes, files: r.files, largestFile: r.largest };
   }
 
   delete(name: string): CheckpointRow {

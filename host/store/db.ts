@@ -3,6 +3,21 @@
  * (`BEGIN IMMEDIATE … COMMIT`, with a busy timeout so several processes can share a vault).
  */
 import Database from 'better-sqlite3';
+import {
+  accessSync,
+  closeSync,
+  constants as fsConstants,
+  copyFileSync,
+  existsSync,
+  fstatSync,
+  mkdtempSync,
+  openSync,
+  readSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
 import { AvfsError } from '../protocol/errors';
 import { MIGRATIONS } from './schema';
 
@@ -21,18 +36,99 @@ export const WAL_AUTOCHECKPOINT_PAGES = 4_096;
 export const PAGE_SIZE = 8_192;
 
 export interface OpenOptions {
+  /** Open with a read-only SQLite connection: nothing is written, migrated or initialised. */
   readonly?: boolean;
+  /**
+   * With `readonly`: accept a file with an older schema (for reads of tables that every version
+   * has: meta, counters, inodes, chunks, extents). Without it, an older file must be upgraded first.
+   */
+  olderSchemaOk?: boolean;
   /** How long a writer waits for another process's transaction, in ms. */
   busyTimeoutMs?: number;
 }
 
-export function openDb(file: string, opts: OpenOptions = {}): Db {
-  let db: Db;
+/**
+ * What is wrong with a file that should be a vault. `empty` and `not-sqlite` files hold no tree at
+ * all (so they reference no chunk of any vault); the others may still hold one.
+ */
+export interface FileProblem {
+  kind: 'empty' | 'not-sqlite' | 'truncated' | 'unopenable';
+  reason: string;
+}
+
+const SQLITE_MAGIC = Buffer.from('SQLite format 3\0', 'latin1');
+
+/**
+ * Why `file` cannot be a vault, judged from its size and its 100-byte SQLite header alone (no
+ * SQLite involved, nothing written), or undefined if it may be one. A file shorter than the page
+ * count its header records is truncated; that is only judged when no WAL holds newer pages.
+ */
+export function vaultFileProblem(file: string): FileProblem | undefined {
+  let fd: number;
   try {
-    db = new Database(file, { readonly: opts.readonly ?? false, fileMustExist: true });
+    fd = openSync(file, 'r');
   } catch (e) {
-    throw new AvfsError('StorageError', `cannot open vault file ${file}: ${(e as Error).message}`, { file });
+    return { kind: 'unopenable', reason: `the file cannot be opened: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}` };
   }
+  try {
+    const size = fstatSync(fd).size;
+    if (size === 0) return { kind: 'empty', reason: 'the file is empty (not an avfs vault)' };
+    const head = Buffer.alloc(100);
+    const n = readSync(fd, head, 0, 100, 0);
+    if (n < 100 || !head.subarray(0, 16).equals(SQLITE_MAGIC)) return { kind: 'not-sqlite', reason: 'not a SQLite database (not an avfs vault)' };
+    const rawPageSize = head.readUInt16BE(16);
+    const pageSize = rawPageSize === 1 ? 65_536 : rawPageSize;
+    const pages = head.readUInt32BE(28);
+    const headerSizeValid = head.readUInt32BE(24) === head.readUInt32BE(92);
+    if (headerSizeValid && pages > 0 && size < pages * pageSize && !walHasFrames(file)) {
+      return { kind: 'truncated', reason: `truncated: the file holds ${size} of the ${pages * pageSize} bytes its header records` };
+    }
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function walHasFrames(file: string): boolean {
+  try {
+    return statSync(file + '-wal').size > 32;
+  } catch {
+    return false;
+  }
+}
+
+/** Why this user cannot write the vault file (the file, or the directory its WAL lives in), or undefined. */
+export function readOnlyOnDisk(file: string): string | undefined {
+  if (!canAccess(file, fsConstants.W_OK)) return `${file} is read-only on disk`;
+  const dir = dirname(file);
+  if (!canAccess(dir, fsConstants.W_OK) && !(canAccess(file + '-wal', fsConstants.W_OK) && canAccess(file + '-shm', fsConstants.W_OK))) {
+    return `the directory ${dir} is read-only on disk, so the vault's write-ahead log cannot be created`;
+  }
+  return undefined;
+}
+
+function canAccess(path: string, mode: number): boolean {
+  try {
+    accessSync(path, mode);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function storageError(file: string, reason: string, details: Record<string, unknown> = {}): AvfsError {
+  return new AvfsError('StorageError', `vault file ${file} cannot be used: ${reason}`, { file, reason, ...details });
+}
+
+/**
+ * Opens an existing vault file. A writable open applies missing migrations; a read-only one
+ * never writes (no pragma that persists, no migration), so a read can never turn a stray or
+ * damaged file into something else. A file that is not a vault is never initialised.
+ */
+export function openDb(file: string, opts: OpenOptions = {}): Db {
+  const problem = vaultFileProblem(file);
+  if (problem !== undefined) throw storageError(file, problem.reason);
+  const db = connect(file, !!opts.readonly);
   try {
     db.pragma(`busy_timeout = ${opts.busyTimeoutMs ?? 10_000}`);
     if (!opts.readonly) {
@@ -41,24 +137,86 @@ export function openDb(file: string, opts: OpenOptions = {}): Db {
       db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
     }
     db.pragma('foreign_keys = OFF');
-    const version = db.pragma('user_version', { simple: true }) as number;
+    const version = schemaVersion(db);
+    if (version === 0) throw storageError(file, 'it holds no avfs schema (not an avfs vault)');
     if (version > MIGRATIONS.length) {
-      throw new AvfsError(
-        'StorageError',
-        `vault file ${file} has schema version ${version}, newer than this avfs understands (${MIGRATIONS.length}); upgrade avfs`,
-        { file, schemaVersion: version },
-      );
+      throw storageError(file, `its schema version ${version} is newer than this avfs understands (${MIGRATIONS.length}); upgrade avfs`, {
+        schemaVersion: version,
+      });
     }
     if (version < MIGRATIONS.length) {
-      if (opts.readonly) {
-        throw new AvfsError('StorageError', `vault file ${file} needs a schema migration; open it writable once`, { file });
+      if (opts.readonly && !opts.olderSchemaOk) {
+        throw storageError(
+          file,
+          `it was written by an older avfs (schema ${version} of ${MIGRATIONS.length}); read-only commands do not upgrade it: run 'avfs vault upgrade NAME' (any writing command also does)`,
+          { schemaVersion: version, needsUpgrade: true },
+        );
       }
-      migrate(db);
+      if (!opts.readonly) migrate(db);
     }
     return db;
   } catch (e) {
     db.close();
-    throw e;
+    throw e instanceof AvfsError ? e : storageError(file, (e as Error).message, { code: (e as { code?: unknown }).code });
+  }
+}
+
+/** The file's `PRAGMA user_version` (its number of applied migrations). */
+export function schemaVersion(db: Db): number {
+  return db.pragma('user_version', { simple: true }) as number;
+}
+
+/**
+ * A read-only connection to any SQLite file, with no schema check: for looking inside files that
+ * may not be (current) vaults. The caller closes it.
+ */
+export function inspectDb(file: string): Db {
+  const db = connect(file, true);
+  db.pragma('busy_timeout = 10000');
+  return db;
+}
+
+/** The tables a SQLite file holds. */
+export function tableNames(db: Db): Set<string> {
+  return new Set((db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as Array<{ name: string }>).map((r) => r.name));
+}
+
+function connect(file: string, readonly: boolean): Db {
+  let db: Db | undefined;
+  try {
+    db = new Database(file, { readonly, fileMustExist: true });
+    db.pragma('schema_version'); // the first read is where SQLite finds out it cannot use the file
+    return db;
+  } catch (e) {
+    db?.close();
+    const code = (e as { code?: unknown }).code;
+    // A WAL-mode file needs its -shm beside it, even to read. In a directory this user cannot
+    // write, with no -wal left there (the last writer removed it on a clean close, so the file
+    // holds everything), read a private copy instead.
+    if (readonly && (code === 'SQLITE_READONLY_DIRECTORY' || code === 'SQLITE_CANTOPEN') && !existsSync(file + '-wal')) {
+      return connectToCopy(file);
+    }
+    throw storageError(file, (e as Error).message, { code });
+  }
+}
+
+function connectToCopy(file: string): Db {
+  const dir = mkdtempSync(join(tmpdir(), 'avfs-ro-'));
+  const copy = join(dir, basename(file));
+  try {
+    copyFileSync(file, copy, fsConstants.COPYFILE_FICLONE);
+    const db = new Database(copy, { readonly: true, fileMustExist: true });
+    const close = db.close.bind(db);
+    // The copy lives as long as the connection.
+    db.close = () => {
+      close();
+      rmSync(dir, { recursive: true, force: true });
+      return db;
+    };
+    return db;
+  } catch (e) {
+    rmSync(dir, { recursive: true, force: true });
+    throw storageError(file, `cannot be read from its read-only directory: ${(e as Error).message}`);
   }
 }
 
@@ -109,6 +267,7 @@ function runner(db: Db): Runner {
 /** Runs `fn` in one `BEGIN IMMEDIATE … COMMIT`; nested calls join the outer transaction. */
 export function writeTxn<T>(db: Db, fn: () => T): T {
   if (db.inTransaction) return fn();
+  if (db.readonly) throw new AvfsError('ReadOnly', `read-only: the vault file ${db.name} is open read-only`, { file: db.name });
   return runner(db).immediate(fn) as T;
 }
 

@@ -5,11 +5,10 @@
  * that any descendant still references (gc asks them), and cannot be deleted while forks depend on
  * it unless it is flattened into them first.
  */
-import Database from 'better-sqlite3';
-import { existsSync } from 'node:fs';
 import { AvfsError } from '../protocol/errors';
 import type { ChunkFallback } from './chunks';
-import { type Db, openDb, readTxn, writeTxn } from './db';
+import { type Db, openDb, readTxn, tableNames, writeTxn } from './db';
+import { childrenOf, descendantsOf, FORK_KEY_PREFIX, parentOf } from './forkLinks';
 import type { AvfsHome } from './home';
 import type { Vault } from './vault';
 
@@ -41,7 +40,7 @@ export class AncestorChunks implements ChunkFallback {
     }
     let db: Db;
     try {
-      db = openDb(this.home.vaultFile(name), { readonly: true });
+      db = openDb(this.home.vaultFile(name), { readonly: true, olderSchemaOk: true });
     } catch (e) {
       throw new AvfsError('StorageError', `fork parent ${name} cannot be opened: ${(e as Error).message}`, { vault: name });
     }
@@ -57,68 +56,21 @@ export class AncestorChunks implements ChunkFallback {
   }
 }
 
-/**
- * The parent named in a vault file, read directly (an older file that still needs a migration
- * reads fine). A file that cannot be read is an error, never "no parent": gc and delete must not
- * act on a guess about who depends on a vault.
- */
-export function parentOf(home: AvfsHome, name: string): string | null {
-  const file = home.vaultFile(name);
-  if (!existsSync(file)) return null;
-  let db: Database.Database | undefined;
-  try {
-    db = new Database(file, { readonly: true, fileMustExist: true });
-    db.pragma('busy_timeout = 10000');
-    return (db.prepare("SELECT value FROM meta WHERE key = 'parent'").get() as { value: string } | undefined)?.value ?? null;
-  } catch (e) {
-    throw new AvfsError('StorageError', `cannot read vault ${name} to learn whether it is a fork: ${(e as Error).message}`, { vault: name });
-  } finally {
-    db?.close();
-  }
-}
-
-/** Every vault's parent; with `strict: false`, unreadable vaults are left out instead of failing. */
-function parentMap(home: AvfsHome, strict: boolean): Map<string, string | null> {
-  const out = new Map<string, string | null>();
-  for (const n of home.names()) {
-    try {
-      out.set(n, parentOf(home, n));
-    } catch (e) {
-      if (strict) throw e;
-    }
-  }
-  return out;
-}
-
-export function childrenOf(home: AvfsHome, name: string, opts: { strict?: boolean } = {}): string[] {
-  return [...parentMap(home, opts.strict ?? true)].filter(([n, p]) => n !== name && p === name).map(([n]) => n);
-}
-
-export function descendantsOf(home: AvfsHome, name: string): string[] {
-  const parents = parentMap(home, true);
-  const out: string[] = [];
-  const walk = (p: string) => {
-    for (const [n, par] of parents) {
-      if (par === p && !out.includes(n)) {
-        out.push(n);
-        walk(n);
-      }
-    }
-  };
-  walk(name);
-  return out;
-}
-
 /** Every chunk hash a vault references, from its live tree and its checkpoints, in one snapshot. */
 export function referencedHashes(home: AvfsHome, name: string): Buffer[] {
-  const db = openDb(home.vaultFile(name), { readonly: true });
+  const db = openDb(home.vaultFile(name), { readonly: true, olderSchemaOk: true });
   try {
-    return readTxn(db, () =>
-      (db.prepare('SELECT hash FROM extents UNION SELECT hash FROM cp_extents').all() as Array<{ hash: Buffer }>).map((r) => r.hash),
-    );
+    // Checkpoints (cp_extents) came with schema 2.
+    const sql = tableNames(db).has('cp_extents') ? 'SELECT hash FROM extents UNION SELECT hash FROM cp_extents' : 'SELECT hash FROM extents';
+    return readTxn(db, () => (db.prepare(sql).all() as Array<{ hash: Buffer }>).map((r) => r.hash));
   } finally {
     db.close();
   }
+}
+
+/** Every chunk hash that `name`'s descendants reference (what its gc must keep for them); fails closed. */
+export function descendantRefs(home: AvfsHome, name: string): Buffer[] {
+  return descendantsOf(home, name).flatMap((d) => referencedHashes(home, d));
 }
 
 const COPIED_TABLES = ['inodes', 'dentries', 'symlinks', 'extents', 'counters'];
@@ -138,7 +90,8 @@ export function forkVault(home: AvfsHome, source: string, name: string): Vault {
       writeTxn(db, () => {
         // Writing to the source takes its write lock, so its gc cannot run between this copy and
         // the commit that records the parent link.
-        db.prepare("INSERT OR REPLACE INTO src.meta (key, value) VALUES ('last_fork', ?)").run(name);
+        // The source also records the fork, so its gc knows its forks even when one cannot be read.
+        db.prepare('INSERT OR REPLACE INTO src.meta (key, value) VALUES (?, ?)').run(FORK_KEY_PREFIX + name, new Date().toISOString());
         for (const t of COPIED_TABLES) {
           db.exec(`DELETE FROM main.${t}`);
           db.exec(`INSERT INTO main.${t} SELECT * FROM src.${t}`);
@@ -166,6 +119,17 @@ export function forkVault(home: AvfsHome, source: string, name: string): Vault {
 export function flattenInto(home: AvfsHome, name: string): string[] {
   const children = childrenOf(home, name);
   const grandparent = parentOf(home, name);
+  // The grandparent records its new forks first: an extra record only makes its gc keep more.
+  if (grandparent !== null && children.length > 0) {
+    const g = home.open(grandparent);
+    try {
+      writeTxn(g.db, () => {
+        for (const child of children) g.setMeta(FORK_KEY_PREFIX + child, new Date().toISOString());
+      });
+    } finally {
+      g.close();
+    }
+  }
   for (const child of children) {
     const needed = new Set<string>();
     for (const v of [child, ...descendantsOf(home, child)]) for (const h of referencedHashes(home, v)) needed.add(h.toString('hex'));

@@ -7,6 +7,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { AvfsError } from '../protocol/errors';
 import { type Quotas, VAULT_NAME_RE } from '../protocol/vault';
+import { FORKS_RECORDED_KEY } from './forkLinks';
 import { AncestorChunks } from './forks';
 import { Vault, type VaultOpenOptions } from './vault';
 
@@ -26,6 +27,13 @@ export function checkVaultName(name: string): string {
     );
   }
   return name;
+}
+
+/** A host error that means "this directory cannot be written", as the ReadOnly kind. */
+function readOnlyDir(e: unknown, dir: string): AvfsError | undefined {
+  const code = (e as NodeJS.ErrnoException).code;
+  if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') return undefined;
+  return new AvfsError('ReadOnly', `read-only: the vaults directory ${dir} cannot be written (${code})`, { path: dir, code });
 }
 
 export class AvfsHome {
@@ -66,11 +74,13 @@ export class AvfsHome {
       if ((e as NodeJS.ErrnoException).code === 'EEXIST') {
         throw new AvfsError('VaultExists', `vault already exists: ${name}`, { vault: name });
       }
-      throw e;
+      throw readOnlyDir(e, this.vaultsDir) ?? e;
     }
     closeSync(fd);
     try {
       const v = Vault.create(name, file);
+      // A new vault has made no forks yet: its fork record is complete from here on.
+      v.setMeta(FORKS_RECORDED_KEY, new Date().toISOString());
       for (const [k, val] of Object.entries(quotas)) {
         if (val !== null && val !== undefined) v.inodes.quotas.set(k as keyof Quotas, val);
       }
@@ -92,7 +102,13 @@ export class AvfsHome {
   /** Removes the vault's files (database, WAL, shared memory). */
   removeFiles(name: string): void {
     const file = this.vaultFile(name);
-    for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
+    for (const suffix of ['', '-wal', '-shm']) {
+      try {
+        rmSync(file + suffix, { force: true });
+      } catch (e) {
+        throw readOnlyDir(e, this.vaultsDir) ?? e;
+      }
+    }
   }
 
   sizeOnDisk(name: string): number {

@@ -52,11 +52,28 @@ export class QuotaBook {
   checkBytes(current: () => number, delta: number, fileSize: number, oldFileSize: number, path: string): void {
     const q = this.get();
     if (q.max_file_size_mb !== null && fileSize > oldFileSize && fileSize > q.max_file_size_mb * MiB) {
-      throw quotaError('max_file_size_mb', q.max_file_size_mb * MiB, oldFileSize, fileSize, 'bytes', path);
+      throw quotaError('max_file_size_mb', q.max_file_size_mb * MiB, oldFileSize, fileSize, 'bytes', { path });
     }
     if (q.max_size_mb !== null && delta > 0) {
       const used = current();
-      if (used + delta > q.max_size_mb * MiB) throw quotaError('max_size_mb', q.max_size_mb * MiB, used, delta, 'bytes', path);
+      if (used + delta > q.max_size_mb * MiB) throw quotaError('max_size_mb', q.max_size_mb * MiB, used, delta, 'bytes', { path });
+    }
+  }
+
+  /**
+   * Refuses replacing the whole tree (a checkpoint restore) when that grows any usage past its
+   * quota, as a write would be refused; usage that is over a quota already but does not grow is
+   * let through, as for writes.
+   */
+  checkReplace(before: TreeUsage, after: TreeUsage, checkpoint: string): void {
+    const q = this.get();
+    const over = (limit: number | null, b: number, a: number) => limit !== null && a > limit && a > b;
+    if (over(q.max_size_mb === null ? null : q.max_size_mb * MiB, before.bytes, after.bytes)) {
+      throw quotaError('max_size_mb', q.max_size_mb! * MiB, before.bytes, after.bytes - before.bytes, 'bytes', { checkpoint });
+    }
+    if (over(q.max_files, before.files, after.files)) throw quotaError('max_files', q.max_files!, before.files, after.files - before.files, 'files', { checkpoint });
+    if (over(q.max_file_size_mb === null ? null : q.max_file_size_mb * MiB, before.largestFile, after.largestFile)) {
+      throw quotaError('max_file_size_mb', q.max_file_size_mb! * MiB, before.largestFile, after.largestFile, 'bytes', { checkpoint });
     }
   }
 
@@ -65,26 +82,30 @@ export class QuotaBook {
     const q = this.get();
     if (q.max_files !== null && count > 0) {
       const used = current();
-      if (used + count > q.max_files) throw quotaError('max_files', q.max_files, used, count, 'files', path);
+      if (used + count > q.max_files) throw quotaError('max_files', q.max_files, used, count, 'files', { path });
     }
   }
 }
 
-function quotaError(
-  quota: QuotaKey,
-  limit: number,
-  current: number,
-  requested: number,
-  unit: 'bytes' | 'files',
-  path: string,
-): AvfsError {
+/** What the quotas count, for a whole tree. */
+export interface TreeUsage {
+  bytes: number;
+  files: number;
+  largestFile: number;
+}
+
+/** Where a refused change was: a path, or a checkpoint being restored (the whole tree). */
+type Where = { path: string } | { checkpoint: string };
+
+function quotaError(quota: QuotaKey, limit: number, current: number, requested: number, unit: 'bytes' | 'files', where: Where): AvfsError {
   const what = quota === 'max_file_size_mb' ? `file would grow to ${requested} bytes` : `needs ${requested} more ${unit}, ${current} in use`;
-  return new AvfsError('QuotaExceeded', `quota exceeded: ${quota} is ${limit} ${unit}; ${what} (${path})`, {
+  const at = 'path' in where ? where.path : `restoring checkpoint ${where.checkpoint}`;
+  return new AvfsError('QuotaExceeded', `quota exceeded: ${quota} is ${limit} ${unit}; ${what} (${at})`, {
     quota,
     limit,
     current,
     requested,
     unit,
-    path,
+    ...where,
   });
 }

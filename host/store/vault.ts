@@ -4,12 +4,15 @@ import { AvfsError } from '../protocol/errors';
 import { BackgroundCheckpointer } from './checkpointer';
 import { Checkpoints } from './checkpoints';
 import type { ChunkFallback } from './chunks';
-import { createDbFile, type Db, openDb } from './db';
+import { createDbFile, type Db, openDb, readOnlyOnDisk } from './db';
 import { InodeStore } from './inodes';
 import { Journal, type Surface } from './journal';
 
 export interface VaultOpenOptions {
+  /** The caller only reads: a read-only SQLite connection, so nothing is migrated or written. */
   readonly?: boolean;
+  /** With `readonly`: accept an older schema (for reads every schema version supports). */
+  olderSchemaOk?: boolean;
   surface?: Surface;
 }
 
@@ -24,12 +27,13 @@ export class Vault {
     readonly name: string,
     readonly file: string,
     readonly db: Db,
-    readonly readonly: boolean,
+    /** Why the vault cannot be written (read-only open, or read-only on disk); undefined if it can. */
+    readonly readonlyReason: string | undefined,
     surface: Surface,
   ) {
     this.inodes = new InodeStore(db);
     this.journal = new Journal(db, surface);
-    this.checkpoints = new Checkpoints(db, this.journal);
+    this.checkpoints = new Checkpoints(db, this.journal, this.inodes.quotas);
   }
 
   /** For a fork: where the chunks it does not hold are read from. */
@@ -39,17 +43,26 @@ export class Vault {
     this.inodes.chunks.setFallback(ancestors);
   }
 
+  /**
+   * Opens a vault file. A vault this user cannot write on disk opens read-only, so writes fail
+   * with ReadOnly (saying why) and reads work.
+   */
   static open(name: string, file: string, opts: VaultOpenOptions = {}): Vault {
     if (!existsSync(file)) throw new AvfsError('VaultNotFound', `vault not found: ${name}`, { vault: name });
-    const db = openDb(file);
-    return new Vault(name, file, db, opts.readonly ?? false, opts.surface ?? 'cli');
+    const reason = opts.readonly ? 'the vault is open read-only' : readOnlyOnDisk(file);
+    const db = openDb(file, { readonly: reason !== undefined, olderSchemaOk: !!opts.readonly && !!opts.olderSchemaOk });
+    return new Vault(name, file, db, reason, opts.surface ?? 'cli');
   }
 
   static create(name: string, file: string, surface: Surface = 'cli'): Vault {
     const db = createDbFile(file);
-    const v = new Vault(name, file, db, false, surface);
+    const v = new Vault(name, file, db, undefined, surface);
     v.inodes.initialize();
     return v;
+  }
+
+  get readonly(): boolean {
+    return this.readonlyReason !== undefined;
   }
 
   meta(key: string): string | undefined {

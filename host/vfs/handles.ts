@@ -9,7 +9,7 @@ import { AvfsError, err } from '../protocol/errors';
 import type { Transaction } from 'better-sqlite3';
 import { writeTxn } from '../store/db';
 import { type Attr, kindOf, S_IFREG } from '../store/inodes';
-import { NAME_MAX } from './paths';
+import { checkNewName, NAME_MAX } from './paths';
 import { CHUNK_SIZE, ROOT_INO } from '../store/schema';
 import type { Vfs } from './vfs';
 
@@ -213,6 +213,7 @@ export class FileIo {
       if (Buffer.byteLength(name) > NAME_MAX) {
         throw new AvfsError('NameTooLong', `file name is longer than ${NAME_MAX} bytes`, { path });
       }
+      checkNewName(name, path);
       const parent = this.lookup(path.slice(0, slash) || '/');
       const pa = this.attr(parent);
       if (!pa || kindOf(pa.mode) !== 'directory') throw err.notDir(path.slice(0, slash) || '/');
@@ -285,7 +286,7 @@ export class FileIo {
     const ino = this.vfs.mutate(path, () => {
       const r = this.vfs.resolve(path, false);
       if (kindOf(r.attr.mode) === 'directory') throw err.isDir(r.path);
-      const p = this.vfs.parentOf(r.path);
+      const p = this.vfs.parentOf(r.path, { existing: true });
       this.vfs.inodes.unlink(p.parent, p.name, { keepOrphan: true });
       this.vfs.vault.journal.append('unlink', r.path);
       return r.ino;

@@ -9,7 +9,7 @@ import { readTxn, writeTxn } from '../store/db';
 import { type Attr, kindOf, S_IFDIR, S_IFLNK, S_IFREG, type SetAttr } from '../store/inodes';
 import { ROOT_INO } from '../store/schema';
 import type { Vault } from '../store/vault';
-import { joinPath, splitPath } from './paths';
+import { checkNewName, impliedDirs, isWithin, joinPath, normalizePath, splitPath } from './paths';
 
 const MAX_SYMLINKS = 40;
 
@@ -28,6 +28,8 @@ export interface ParentRef {
   path: string;
   /** The parent directory's path with symlinks expanded. */
   physicalDir: string;
+  /** The path's syntax says the entry is a directory (`/new/`, `/new/.`): only a directory may be made there. */
+  dirSyntax: boolean;
 }
 
 export interface WriteOptions {
@@ -71,6 +73,29 @@ export class Vfs {
    * A missing component is returned, not thrown, so lookups that expect absence stay cheap.
    */
   private walk(path: string, follow: boolean): Resolved | { missing: AvfsError } {
+    const dirs = impliedDirs(path);
+    return dirs.length > 0 ? this.walkDirSyntax(path, follow, dirs) : this.walkParts(path, follow);
+  }
+
+  /**
+   * A path whose syntax says some components are directories (`/a.txt/`, `/a/b/../c`): each of
+   * those must exist and be one, and a trailing `/` follows a final symlink, as POSIX does.
+   */
+  private walkDirSyntax(path: string, follow: boolean, dirs: string[]): Resolved | { missing: AvfsError } {
+    const normalized = '/' + splitPath(path).join('/');
+    for (const d of dirs) {
+      if (d === normalized) continue;
+      const r = this.walkParts(d, true);
+      if ('missing' in r) return r;
+      if (kindOf(r.attr.mode) !== 'directory') throw err.notDir(d);
+    }
+    const last = dirs.includes(normalized);
+    const r = this.walkParts(normalized, follow || last);
+    if (last && !('missing' in r) && kindOf(r.attr.mode) !== 'directory') throw err.notDir(r.path);
+    return r;
+  }
+
+  private walkParts(path: string, follow: boolean): Resolved | { missing: AvfsError } {
     const parts = splitPath(path);
     const normalized = '/' + parts.join('/');
     let attr = this.inodes.mustGetattr(ROOT_INO);
@@ -106,15 +131,34 @@ export class Vfs {
     return { ino: attr.ino, attr, path: normalized, physical: '/' + done.join('/') };
   }
 
-  /** Resolves the directory that holds `path`'s last component; the last component itself may not exist. */
-  parentOf(path: string): ParentRef {
+  /**
+   * Resolves the directory that holds `path`'s last component; the last component itself may not
+   * exist. Unless `existing` (the caller acts on an entry that is there: remove, move away), the
+   * name is about to enter the tree, so it must be one that can be stored exactly.
+   */
+  parentOf(path: string, opts: { existing?: boolean } = {}): ParentRef {
     const parts = splitPath(path);
     const name = parts.pop();
     if (name === undefined) throw err.invalidPath(path, 'the vault root has no parent');
     const dirPath = '/' + parts.join('/');
+    const full = joinPath(dirPath, name);
+    const dirs = impliedDirs(path);
+    for (const d of dirs) {
+      if (d === full) continue;
+      const r = this.resolve(d, true);
+      if (kindOf(r.attr.mode) !== 'directory') throw err.notDir(d);
+    }
     const dir = this.resolve(dirPath, true);
     if (kindOf(dir.attr.mode) !== 'directory') throw err.notDir(dirPath);
-    return { parent: dir.ino, name, path: joinPath(dirPath, name), physicalDir: dir.physical };
+    if (!opts.existing) checkNewName(name, full);
+    return { parent: dir.ino, name, path: full, physicalDir: dir.physical, dirSyntax: dirs.includes(full) };
+  }
+
+  /** parentOf for a new entry that is not a directory: refused where the path's syntax says directory. */
+  private parentForNonDir(path: string): ParentRef {
+    const p = this.parentOf(path);
+    if (p.dirSyntax) throw new AvfsError('NotADirectory', `not a directory: ${path} ends like a directory, but would name a file`, { path: p.path });
+    return p;
   }
 
   tryResolve(path: string, follow = true): Resolved | undefined {
@@ -210,20 +254,22 @@ export class Vfs {
 
   // ---- writing ----
 
-  /** Creates or replaces a file's content (or appends). Returns the file's new attributes. */
-  writeFile(path: string, data: Uint8Array, opts: WriteOptions = {}): Attr {
+  /**
+   * Creates or replaces a file's content (or appends). `data` is the bytes, or a sequence of
+   * blocks for content too big to hold at once (each block is written as it comes, all in one
+   * transaction, so a quota stops it at the first block past the limit). Returns the new attributes.
+   */
+  writeFile(path: string, data: Uint8Array | Iterable<Uint8Array>, opts: WriteOptions = {}): Attr {
     return this.mutate(path, () => {
       const existing = this.tryResolve(path, true);
       if (existing) {
         if (opts.exclusive) throw err.exists(existing.path);
         this.mustBeFile(existing);
-        const attr = opts.append
-          ? this.inodes.write(existing.ino, existing.attr.size, data, existing.path)
-          : this.inodes.writeAll(existing.ino, data, existing.path, existing.attr);
+        const attr = this.putContent(existing.ino, existing.attr, data, !!opts.append, existing.path);
         this.vault.journal.append(opts.append ? 'append' : 'write', existing.path, { size: attr.size });
         return attr;
       }
-      const p = this.parentOf(path);
+      const p = this.parentForNonDir(path);
       // A dangling symlink as the last component: POSIX open(O_CREAT) creates its target.
       const dangling = this.inodes.lookup(p.parent, p.name);
       if (dangling !== undefined) {
@@ -237,10 +283,36 @@ export class Vfs {
         mode: S_IFREG | ((opts.mode ?? 0o644) & 0o7777),
         pathForErrors: p.path,
       });
-      const attr = data.length > 0 ? this.inodes.writeAll(created.ino, data, p.path, created) : created;
+      const attr = this.putContent(created.ino, created, data, false, p.path);
       this.vault.journal.append('create', p.path, { size: attr.size });
       return attr;
     });
+  }
+
+  private putContent(ino: number, attr: Attr, data: Uint8Array | Iterable<Uint8Array>, append: boolean, path: string): Attr {
+    if (data instanceof Uint8Array) {
+      return append ? this.inodes.write(ino, attr.size, data, path) : this.inodes.writeAll(ino, data, path, attr);
+    }
+    let a = append || attr.size === 0 ? attr : this.inodes.truncate(ino, 0, path);
+    for (const block of data) a = this.inodes.write(ino, a.size, block, path);
+    return a;
+  }
+
+  /**
+   * For a write whose size is not known in advance (a stream): a check to call with the number
+   * of bytes received so far. It throws the QuotaExceeded the write itself would, as soon as they
+   * pass a quota, so the stream need not be read to its end. It judges against the usage seen
+   * now; the write checks again inside its own transaction.
+   */
+  quotaProbe(path: string, opts: { append?: boolean } = {}): (received: number) => void {
+    const existing = this.tryResolve(path, true);
+    const old = existing && kindOf(existing.attr.mode) === 'file' ? existing.attr.size : 0;
+    const shown = existing?.path ?? normalizePath(path);
+    const used = this.inodes.counters().liveBytes;
+    const quotas = this.inodes.quotas;
+    return opts.append
+      ? (received) => quotas.checkBytes(() => used, received, old + received, old, shown)
+      : (received) => quotas.checkBytes(() => used, received - old, received, old, shown);
   }
 
   /** Creates a directory; with `parents`, also its missing ancestors, and an existing directory is fine. */
@@ -282,8 +354,9 @@ export class Vfs {
     if (typeof target !== 'string' || target.length === 0 || target.includes('\0')) {
       throw err.invalidInput('a symlink target is a non-empty string without NUL bytes', { target });
     }
+    checkNewName(target, path, 'symlink target');
     return this.mutate(path, () => {
-      const p = this.parentOf(path);
+      const p = this.parentForNonDir(path);
       if (this.inodes.lookup(p.parent, p.name) !== undefined) throw err.exists(p.path);
       const attr = this.inodes.create(p.parent, p.name, { mode: S_IFLNK | 0o777, target, pathForErrors: p.path });
       this.vault.journal.append('symlink', p.path, { details: { target } });
@@ -296,7 +369,7 @@ export class Vfs {
     return this.mutate(newPath, () => {
       const src = this.resolve(existing, false);
       if (kindOf(src.attr.mode) === 'directory') throw new AvfsError('PermissionDenied', `cannot hard-link a directory: ${src.path}`, { path: src.path });
-      const p = this.parentOf(newPath);
+      const p = this.parentForNonDir(newPath);
       if (this.inodes.lookup(p.parent, p.name) !== undefined) throw err.exists(p.path);
       const attr = this.inodes.link(src.ino, p.parent, p.name);
       this.vault.journal.append('link', p.path, { path2: src.path });
@@ -313,7 +386,7 @@ export class Vfs {
         throw err.notFound(path);
       }
       if (r.ino === ROOT_INO) throw err.invalidPath(path, 'the vault root cannot be removed');
-      const p = this.parentOf(r.path);
+      const p = this.parentOf(r.path, { existing: true });
       const isDir = kindOf(r.attr.mode) === 'directory';
       if (opts.dirOnly && !isDir) throw err.notDir(r.path);
       if (isDir && !opts.recursive && !opts.dirOnly) throw err.isDir(r.path);
@@ -341,11 +414,11 @@ export class Vfs {
     this.mutate(dst, () => {
       const s = this.resolve(src, false);
       if (s.ino === ROOT_INO) throw err.invalidPath(src, 'the vault root cannot be moved');
-      const sp = this.parentOf(s.path);
-      const dp = this.parentOf(dst);
+      const sp = this.parentOf(s.path, { existing: true });
       const sIsDir = kindOf(s.attr.mode) === 'directory';
+      const dp = sIsDir ? this.parentOf(dst) : this.parentForNonDir(dst);
       // Compared with symlinks expanded: `mv /d /link-to-d/sub` must not make /d its own child.
-      if (sIsDir && (dp.physicalDir === s.physical || dp.physicalDir.startsWith(s.physical + '/'))) {
+      if (sIsDir && isWithin(dp.physicalDir, s.physical)) {
         throw err.invalidInput(`cannot move ${s.path} into itself (${dp.path})`, { path: s.path, target: dp.path });
       }
       const existing = this.inodes.lookup(dp.parent, dp.name);
@@ -369,14 +442,21 @@ export class Vfs {
       if (isDir && !opts.recursive) throw err.isDir(s.path);
       let target = dst;
       const existing = this.tryResolve(dst, true);
-      if (existing && kindOf(existing.attr.mode) === 'directory') {
-        target = joinPath(existing.path, splitPath(s.path).pop() ?? '');
-      }
+      const intoDir = existing !== undefined && kindOf(existing.attr.mode) === 'directory';
+      const name = splitPath(s.path).pop() ?? '';
       if (isDir) {
-        const into = this.parentOf(target);
-        const t = joinPath(into.physicalDir, into.name);
-        if (t === s.physical || t.startsWith(s.physical + '/')) throw err.invalidInput(`cannot copy ${s.path} into itself`, { path: s.path });
+        // Where the copy would land, symlinks expanded: never inside the source (`cp -r / /sub`, `cp -r /a /a/b`, `cp -r /a/b /a`).
+        let landing: string;
+        if (existing) landing = intoDir ? joinPath(existing.physical, name) : existing.physical;
+        else {
+          const into = this.parentOf(dst);
+          landing = joinPath(into.physicalDir, into.name);
+        }
+        if (isWithin(landing, s.physical)) {
+          throw err.invalidInput(`cannot copy ${s.path} into itself (${normalizePath(dst)})`, { path: s.path, target: normalizePath(dst) });
+        }
       }
+      if (intoDir) target = joinPath(existing.path, name);
       const copied = this.copyNode(s.ino, s.attr, target);
       this.vault.journal.append('copy', s.path, { path2: target, details: { entries: copied } });
       return { copied };
@@ -405,7 +485,7 @@ export class Vfs {
     if (target && kindOf(target.attr.mode) === 'directory') throw err.isDir(target.path);
     if (target && target.ino === ino) throw err.invalidInput(`${target.path} and the source are the same file`, { path: target.path });
     if (!target) {
-      const p = this.parentOf(dst);
+      const p = this.parentForNonDir(dst);
       const created = this.inodes.create(p.parent, p.name, { mode: S_IFREG | (a.mode & 0o7777), pathForErrors: p.path });
       target = { ino: created.ino, attr: created, path: p.path, physical: joinPath(p.physicalDir, p.name) };
     }
@@ -443,7 +523,7 @@ export class Vfs {
 
   /** Runs a mutation: refuses it on a read-only vault, else runs it in one IMMEDIATE transaction. */
   mutate<T>(path: string, fn: () => T): T {
-    if (this.readonly) throw err.readOnly(path);
+    if (this.readonly) throw err.readOnly(path, this.vault.readonlyReason);
     return writeTxn(this.vault.db, fn);
   }
 

@@ -3,14 +3,18 @@ import { after, describe, test } from 'node:test';
 import { ERROR_TABLE } from '../../host/protocol/errors';
 import { runCli, runJson, tempDir } from '../helpers';
 
-describe('checkpoint, fork and audit commands', () => {
+/** A fresh avfs home per test, so each test stands alone (and can run alone). */
+function freshHome() {
   const t = tempDir();
-  const home = t.dir;
   after(t.cleanup);
-  const json = (args: string[], input?: string) => runJson(args, { home, ...(input !== undefined ? { input } : {}) });
-  const cli = (args: string[]) => runCli(args, { home });
+  const json = (args: string[], input?: string) => runJson(args, { home: t.dir, ...(input !== undefined ? { input } : {}) });
+  const cli = (args: string[]) => runCli(args, { home: t.dir });
+  return { json, cli };
+}
 
+describe('checkpoint, fork and audit commands', () => {
   test('save, break things, diff, restore, undo', async () => {
+    const { json, cli } = freshHome();
     await json(['vault', 'create', 'work']);
     await json(['write', '-p', '/src/app.py', 'print(1)\n']);
     await json(['write', '/notes.md', 'keep\n']);
@@ -59,6 +63,10 @@ describe('checkpoint, fork and audit commands', () => {
   });
 
   test('fork: isolation, info, list tree, refusal to delete a parent, flatten', async () => {
+    const { json, cli } = freshHome();
+    await json(['vault', 'create', 'work']);
+    await json(['write', '-p', '/src/app.py', 'print(2)\n']);
+    await json(['write', '/scratch.txt', 'tmp']);
     const f = await json(['vault', 'fork', 'work', 'task-1']);
     assert.deepEqual([f.code, f.json.source, f.json.name], [0, 'work', 'task-1']);
     await json(['--vault', 'task-1', 'write', '/src/app.py', 'print("fork")\n']);
@@ -81,6 +89,10 @@ describe('checkpoint, fork and audit commands', () => {
   });
 
   test('audit lists mutations and checkpoints with their surface, newest first', async () => {
+    const { json } = freshHome();
+    await json(['vault', 'create', 'work']);
+    await json(['vault', 'fork', 'work', 'task-1']);
+    await json(['vault', 'delete', 'work', '--yes', '--flatten']);
     await json(['vault', 'use', 'task-1']);
     await json(['write', '/audit-me.txt', 'x']);
     await json(['write', '/audit-me.txt', 'y']);

@@ -14,9 +14,13 @@ test('generated docs (error table, JSON schemas) are up to date: run `npm run do
   }
 });
 
-test('every error kind has a distinct documented exit code family and a real errno', () => {
+test('every error kind has its own exit code and a real errno', () => {
+  const byCode = new Map<number, string[]>();
   for (const [kind, e] of Object.entries(ERROR_TABLE)) {
     assert.ok(e.exit > 0 && e.exit < 126, `${kind} exit code is a valid non-zero status`);
     assert.ok(e.errno in constants.errno, `${kind} errno ${e.errno} exists`);
+    byCode.set(e.exit, [...(byCode.get(e.exit) ?? []), kind]);
   }
+  const shared = [...byCode.values()].filter((kinds) => kinds.length > 1);
+  assert.deepEqual(shared, [], 'no two kinds share an exit code');
 });

@@ -193,8 +193,8 @@ describe('forks', () => {
 
     // The parent drops the big file and collects garbage: its descendants still need those chunks.
     main.rm('/big.bin');
-    const { descendantsOf, referencedHashes } = await import('../../host/store/forks');
-    collectGarbage(main.vault.db, { extraRefs: () => descendantsOf(home, 'main').flatMap((d) => referencedHashes(home, d)) });
+    const { descendantRefs } = await import('../../host/store/forks');
+    collectGarbage(main.vault.db, { extraRefs: () => descendantRefs(home, 'main') });
     assert.deepEqual(grand.readFile('/big.bin'), big);
     assert.deepEqual(fork.readFile('/big.bin'), big);
     // Without asking the descendants, gc would have freed them: the test above is not vacuous.

@@ -1,5 +1,5 @@
 /** `avfs checkpoint save|list|info|restore|delete|diff` (alias `snapshot`) and `avfs audit`. */
-import { assertNotMounted } from '../../fuse/registry';
+import { restoreCheckpoint } from '../../ops/checkpoints';
 import { AvfsError } from '../../protocol/errors';
 import type { Command } from 'commander';
 import type { AuditEntry, ChangeSummary, CheckpointInfo } from '../../protocol/changes';
@@ -110,26 +110,12 @@ export function register(program: Command, ctx: CliContext): void {
     cp
       .command('restore <name>')
       .description('put the tree back as it was at a checkpoint (the current tree is saved first, so this can be undone)')
+      .option('--force', 'restore even if the restored tree passes a quota (writes stay refused until usage is under it again)')
       .action(
-        action(ctx, (name: string, _opts: unknown, cmd: Command) => {
-          assertNotMounted(ctx.home, ctx.home.resolve(ctx.globals(cmd).vault), 'restore a checkpoint');
-          ctx.withVault(cmd, (v) => {
-            const { checkpoint, undo } = v.checkpoints.restore(name);
-            const changes = diffTrees(v.db, v.inodes.chunks, { kind: 'checkpoint', id: undo.id, name: undo.name }, { kind: 'live' });
-            const dirs = (v.db.prepare('SELECT COUNT(*) AS n FROM inodes WHERE (mode & 61440) = 16384 AND ino != 1').get() as { n: number }).n;
-            ctx.print(
-              cmd,
-              {
-                checkpoint: checkpoint.name,
-                undo_checkpoint: undo.name,
-                files_restored: checkpoint.file_count - dirs,
-                dirs_restored: dirs,
-                changes: changes.totals,
-              },
-              () =>
-                `restored ${checkpoint.name}: ${changes.totals.added} added, ${changes.totals.modified} modified, ${changes.totals.deleted} deleted, ${changes.totals.renamed} renamed\nundo with: avfs checkpoint restore ${undo.name}`,
-            );
-          });
+        action(ctx, (name: string, opts: { force?: boolean }, cmd: Command) => {
+          const r = restoreCheckpoint(ctx.home, ctx.home.resolve(ctx.globals(cmd).vault), name, { force: !!opts.force });
+          const t = r.changes;
+          ctx.print(cmd, r, () => `restored ${r.checkpoint}: ${t.added} added, ${t.modified} modified, ${t.deleted} deleted, ${t.renamed} renamed\nundo with: avfs checkpoint restore ${r.undo_checkpoint}`);
         }),
       ),
     'avfs checkpoint restore before-refactor',

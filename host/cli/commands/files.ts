@@ -4,15 +4,10 @@ import { TextDecoder } from 'node:util';
 import { AvfsError } from '../../protocol/errors';
 import type { DirEntry } from '../../protocol/vault';
 import { kindOf } from '../../store/inodes';
-import { fromCliPath, joinPath } from '../../vfs/paths';
+import { cliVaultPath, joinPath, normalizePath, splitPath } from '../../vfs/paths';
 import { isoTime, modeString, type Vfs } from '../../vfs/vfs';
 import { action, type CliContext, example, table } from '../context';
-
-async function readStdin(): Promise<Buffer> {
-  const parts: Buffer[] = [];
-  for await (const chunk of process.stdin) parts.push(chunk as Buffer);
-  return Buffer.concat(parts);
-}
+import { type Spool, spoolStdin } from '../stdin';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 function decodeText(data: Buffer): string | undefined {
@@ -73,14 +68,14 @@ export function register(program: Command, ctx: CliContext): void {
       .action(
         action(ctx, (p: string | undefined, opts: { long?: boolean; all?: boolean }, cmd: Command) => {
           ctx.withVfs(cmd, (vfs) => {
-            const path = fromCliPath(p ?? '/');
+            const path = cliVaultPath(p ?? '/');
             const st = vfs.stat(path, true);
             let entries: DirEntry[] =
               st.type === 'directory'
                 ? vfs.readdir(path)
-                : [{ name: path.split('/').pop() ?? path, type: st.type, size: st.size, modified: st.mtime, ino: st.ino, mode: st.mode, nlink: st.nlink }];
+                : [{ name: splitPath(path).pop() ?? '/', type: st.type, size: st.size, modified: st.mtime, ino: st.ino, mode: st.mode, nlink: st.nlink }];
             if (!opts.all) entries = entries.filter((e) => !e.name.startsWith('.'));
-            ctx.print(cmd, { path, entries }, () => {
+            ctx.print(cmd, { path: normalizePath(path), entries }, () => {
               if (!opts.long) return entries.map((e) => e.name + (e.type === 'directory' ? '/' : '')).join('\n');
               return table(
                 entries.map((e) => [
@@ -106,7 +101,7 @@ export function register(program: Command, ctx: CliContext): void {
       .action(
         action(ctx, (p: string, opts: { dereference?: boolean }, cmd: Command) => {
           ctx.withVfs(cmd, (vfs) => {
-            const st = vfs.stat(fromCliPath(p), !!opts.dereference);
+            const st = vfs.stat(cliVaultPath(p), !!opts.dereference);
             ctx.print(cmd, st, () =>
               table(Object.entries(st).map(([k, v]) => [k, String(v)])),
             );
@@ -123,14 +118,14 @@ export function register(program: Command, ctx: CliContext): void {
       .action(
         action(ctx, (p: string, _opts: unknown, cmd: Command) => {
           ctx.withVfs(cmd, (vfs) => {
-            const path = fromCliPath(p);
+            const path = cliVaultPath(p);
             const data = vfs.readFile(path);
             const text = decodeText(data);
             ctx.print(
               cmd,
               text !== undefined
-                ? { path, size: data.length, encoding: 'utf8', content: text }
-                : { path, size: data.length, encoding: 'base64', content: data.toString('base64') },
+                ? { path: normalizePath(path), size: data.length, encoding: 'utf8', content: text }
+                : { path: normalizePath(path), size: data.length, encoding: 'base64', content: data.toString('base64') },
               () => data,
             );
           }, { readonly: true });
@@ -148,16 +143,25 @@ export function register(program: Command, ctx: CliContext): void {
       .option('-p, --parents', 'create missing parent directories')
       .action(
         action(ctx, async (p: string, content: string | undefined, opts: { append?: boolean; mode: string; parents?: boolean }, cmd: Command) => {
-          const path = fromCliPath(p);
+          const path = cliVaultPath(p);
           const mode = parseMode(opts.mode);
-          const data = content !== undefined ? Buffer.from(content, 'utf8') : await readStdin();
-          ctx.withVfs(cmd, (vfs) => {
+          const append = !!opts.append;
+          await ctx.withVfs(cmd, async (vfs) => {
             const existed = vfs.exists(path);
-            const attr = vfs.mutate(path, () => {
-              if (opts.parents) vfs.mkdir(path.slice(0, path.lastIndexOf('/')) || '/', { parents: true });
-              return vfs.writeFile(path, data, { append: !!opts.append, mode });
-            });
-            ctx.print(cmd, { path, size: attr.size, written: data.length, appended: !!opts.append, created: !existed }, () => undefined);
+            // Standard input is streamed: refused as soon as it passes a quota, never held whole.
+            let spool: Spool | undefined;
+            try {
+              const text = content !== undefined ? Buffer.from(content, 'utf8') : undefined;
+              if (text === undefined) spool = await spoolStdin(vfs.quotaProbe(path, { append }));
+              const attr = vfs.mutate(path, () => {
+                if (opts.parents) vfs.mkdir('/' + splitPath(path).slice(0, -1).join('/'), { parents: true });
+                return vfs.writeFile(path, text ?? spool!.blocks(), { append, mode });
+              });
+              const written = text?.length ?? spool!.size;
+              ctx.print(cmd, { path: normalizePath(path), size: attr.size, written, appended: append, created: !existed }, () => undefined);
+            } finally {
+              spool?.dispose();
+            }
           });
         }),
       ),
@@ -174,9 +178,9 @@ export function register(program: Command, ctx: CliContext): void {
       .action(
         action(ctx, (p: string, opts: { parents?: boolean; mode: string }, cmd: Command) => {
           ctx.withVfs(cmd, (vfs) => {
-            const path = fromCliPath(p);
+            const path = cliVaultPath(p);
             vfs.mkdir(path, { parents: !!opts.parents, mode: parseMode(opts.mode) });
-            ctx.print(cmd, { path, created: true }, () => undefined);
+            ctx.print(cmd, { path: normalizePath(path), created: true }, () => undefined);
           });
         }),
       ),
@@ -192,9 +196,9 @@ export function register(program: Command, ctx: CliContext): void {
       .action(
         action(ctx, (p: string, opts: { recursive?: boolean; force?: boolean }, cmd: Command) => {
           ctx.withVfs(cmd, (vfs) => {
-            const path = fromCliPath(p);
+            const path = cliVaultPath(p);
             const { removed } = vfs.rm(path, { recursive: !!opts.recursive, force: !!opts.force });
-            ctx.print(cmd, { path, removed }, () => undefined);
+            ctx.print(cmd, { path: normalizePath(path), removed }, () => undefined);
           });
         }),
       ),
@@ -208,9 +212,9 @@ export function register(program: Command, ctx: CliContext): void {
       .action(
         action(ctx, (p: string, _opts: unknown, cmd: Command) => {
           ctx.withVfs(cmd, (vfs) => {
-            const path = fromCliPath(p);
+            const path = cliVaultPath(p);
             vfs.rm(path, { dirOnly: true });
-            ctx.print(cmd, { path, removed: 1 }, () => undefined);
+            ctx.print(cmd, { path: normalizePath(path), removed: 1 }, () => undefined);
           });
         }),
       ),
@@ -224,14 +228,14 @@ export function register(program: Command, ctx: CliContext): void {
       .action(
         action(ctx, (src: string, dst: string, _opts: unknown, cmd: Command) => {
           ctx.withVfs(cmd, (vfs) => {
-            const from = fromCliPath(src);
-            let to = fromCliPath(dst);
+            const from = cliVaultPath(src);
+            let to = cliVaultPath(dst);
             const target = vfs.tryResolve(to, true);
             if (target && kindOf(target.attr.mode) === 'directory' && kindOf(vfs.resolve(from, false).attr.mode) !== 'directory') {
-              to = joinPath(target.path, from.split('/').pop() ?? '');
+              to = joinPath(target.path, splitPath(from).pop() ?? '');
             }
             vfs.rename(from, to);
-            ctx.print(cmd, { from, to }, () => undefined);
+            ctx.print(cmd, { from: normalizePath(from), to: normalizePath(to) }, () => undefined);
           });
         }),
       ),
@@ -246,10 +250,10 @@ export function register(program: Command, ctx: CliContext): void {
       .action(
         action(ctx, (src: string, dst: string, opts: { recursive?: boolean }, cmd: Command) => {
           ctx.withVfs(cmd, (vfs) => {
-            const from = fromCliPath(src);
-            const to = fromCliPath(dst);
+            const from = cliVaultPath(src);
+            const to = cliVaultPath(dst);
             const { copied } = vfs.copy(from, to, { recursive: !!opts.recursive });
-            ctx.print(cmd, { from, to, copied }, () => undefined);
+            ctx.print(cmd, { from: normalizePath(from), to: normalizePath(to), copied }, () => undefined);
           });
         }),
       ),
@@ -264,10 +268,10 @@ export function register(program: Command, ctx: CliContext): void {
       .action(
         action(ctx, (target: string, p: string, opts: { symbolic?: boolean }, cmd: Command) => {
           ctx.withVfs(cmd, (vfs) => {
-            const path = fromCliPath(p);
+            const path = cliVaultPath(p);
             if (opts.symbolic) vfs.symlink(target, path);
-            else vfs.link(fromCliPath(target), path);
-            ctx.print(cmd, { path, target, symbolic: !!opts.symbolic }, () => undefined);
+            else vfs.link(cliVaultPath(target), path);
+            ctx.print(cmd, { path: normalizePath(path), target, symbolic: !!opts.symbolic }, () => undefined);
           });
         }),
       ),
@@ -281,9 +285,9 @@ export function register(program: Command, ctx: CliContext): void {
       .action(
         action(ctx, (mode: string, p: string, _opts: unknown, cmd: Command) => {
           ctx.withVfs(cmd, (vfs) => {
-            const path = fromCliPath(p);
+            const path = cliVaultPath(p);
             const attr = vfs.setattr(path, { mode: parseMode(mode) });
-            ctx.print(cmd, { path, mode: modeString(attr.mode) }, () => undefined);
+            ctx.print(cmd, { path: normalizePath(path), mode: modeString(attr.mode) }, () => undefined);
           });
         }),
       ),
@@ -297,12 +301,12 @@ export function register(program: Command, ctx: CliContext): void {
       .action(
         action(ctx, (p: string, _opts: unknown, cmd: Command) => {
           ctx.withVfs(cmd, (vfs) => {
-            const path = fromCliPath(p);
+            const path = cliVaultPath(p);
             const now = BigInt(Date.now()) * 1_000_000n;
             const attr = vfs.mutate(path, () =>
               vfs.exists(path) ? vfs.setattr(path, { atime: now, mtime: now }) : vfs.writeFile(path, Buffer.alloc(0), { exclusive: true }),
             );
-            ctx.print(cmd, { path, mtime: isoTime(attr.mtime) }, () => undefined);
+            ctx.print(cmd, { path: normalizePath(path), mtime: isoTime(attr.mtime) }, () => undefined);
           });
         }),
       ),
@@ -328,9 +332,10 @@ export function register(program: Command, ctx: CliContext): void {
           const level = Number(opts.level);
           if (!Number.isInteger(level) || level < 1) throw new AvfsError('InvalidInput', `--level must be a whole number >= 1, got ${opts.level}`);
           ctx.withVfs(cmd, (vfs) => {
-            const path = fromCliPath(p ?? '/');
-            const tree = buildTree(vfs, path, path, 0, level, !!opts.all);
-            ctx.print(cmd, { path, tree }, () => renderTree(tree));
+            const path = cliVaultPath(p ?? '/');
+            const shown = normalizePath(path);
+            const tree = buildTree(vfs, path, shown, 0, level, !!opts.all);
+            ctx.print(cmd, { path: shown, tree }, () => renderTree(tree));
           }, { readonly: true });
         }),
       ),

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { AvfsError } from '../../protocol/errors';
 import { QuotaKey, type QuotaStatus } from '../../protocol/vault';
 import { writeTxn } from '../../store/db';
-import { descendantsOf, referencedHashes } from '../../store/forks';
+import { descendantRefs } from '../../store/forks';
 import { collectGarbage } from '../../store/gc';
 import type { Vault } from '../../store/vault';
 import { fromCliPath } from '../../vfs/paths';
@@ -164,7 +164,7 @@ export function register(program: Command, ctx: CliContext): void {
           ctx.withVault(cmd, (v) => {
             const s = collectGarbage(v.db, {
               dryRun: !!opts.dryRun,
-              extraRefs: () => descendantsOf(ctx.home, v.name).flatMap((d) => referencedHashes(ctx.home, d)),
+              extraRefs: () => descendantRefs(ctx.home, v.name),
             });
             ctx.print(cmd, s, () => `${opts.dryRun ? 'would remove' : 'removed'} ${s.orphans_found} of ${s.chunks_total} chunks (${humanBytes(s.bytes_freed)})`);
           });

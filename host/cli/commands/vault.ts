@@ -1,12 +1,9 @@
 /** `avfs vault create|list|info|use|delete`. */
 import type { Command } from 'commander';
-import { assertNotMounted } from '../../fuse/registry';
+import { deleteVault, listVaults, upgradeVault, vaultInfo } from '../../ops/vaults';
 import { AvfsError } from '../../protocol/errors';
-import type { Quotas, VaultInfo, VaultSummary } from '../../protocol/vault';
-import type { AvfsHome } from '../../store/home';
-import type { Vault } from '../../store/vault';
-import { childrenOf, flattenInto, forkVault } from '../../store/forks';
-import { MIGRATIONS } from '../../store/schema';
+import type { Quotas, VaultSummary } from '../../protocol/vault';
+import { forkVault } from '../../store/forks';
 import { action, type CliContext, example, humanBytes, parseCount, table } from '../context';
 
 function quotaOptions(cmd: Command): Command {
@@ -22,48 +19,6 @@ function readQuotaOptions(o: Record<string, string | undefined>): Partial<Quotas
   if (o.maxFiles !== undefined) q.max_files = parseCount('--max-files', o.maxFiles);
   if (o.maxFileSizeMb !== undefined) q.max_file_size_mb = parseCount('--max-file-size-mb', o.maxFileSizeMb);
   return q;
-}
-
-function summaryOf(home: AvfsHome, v: Vault): VaultSummary {
-  const c = v.inodes.counters();
-  return {
-    name: v.name,
-    current: home.current() === v.name,
-    size: c.liveBytes,
-    size_on_disk: home.sizeOnDisk(v.name),
-    files: c.liveInodes,
-    backend: 'sqlite',
-    parent: v.meta('parent') ?? null,
-  };
-}
-
-export function vaultSummary(home: AvfsHome, name: string): VaultSummary {
-  const v = home.open(name);
-  try {
-    return summaryOf(home, v);
-  } finally {
-    v.close();
-  }
-}
-
-export function vaultInfo(home: AvfsHome, name: string): VaultInfo {
-  const v = home.open(name);
-  try {
-    const chunks = (v.db.prepare('SELECT COUNT(*) AS n FROM chunks').get() as { n: number }).n;
-    return {
-      ...summaryOf(home, v),
-      path: v.file,
-      created_at: v.meta('created_at') ?? null,
-      schema_version: MIGRATIONS.length,
-      chunk_size: Number(v.meta('chunk_size') ?? 0),
-      chunks,
-      quotas: v.inodes.quotas.get(),
-      forks: childrenOf(home, name, { strict: false }),
-      checkpoints: v.checkpoints.list().map((c) => c.name),
-    };
-  } finally {
-    v.close();
-  }
 }
 
 export function register(program: Command, ctx: CliContext): void {
@@ -96,18 +51,22 @@ export function register(program: Command, ctx: CliContext): void {
       .description('list vaults (forks under their parent)')
       .action(
         action(ctx, (_opts: unknown, cmd: Command) => {
-          const vaults = ctx.home.names().map((n) => vaultSummary(ctx.home, n));
+          const vaults = listVaults(ctx.home);
           ctx.print(cmd, { vaults }, () => {
             if (vaults.length === 0) return "no vaults yet: run 'avfs vault create <name>'";
             const rows: string[][] = [['', 'NAME', 'SIZE', 'FILES', 'ON DISK']];
             const byParent = new Map<string | null, VaultSummary[]>();
+            const parentOf = (v: VaultSummary) => (v.status === 'ok' ? v.parent : null);
             for (const v of vaults) {
-              const key = v.parent && vaults.some((p) => p.name === v.parent) ? v.parent : null;
+              const p = parentOf(v);
+              const key = p && vaults.some((x) => x.name === p) ? p : null;
               byParent.set(key, [...(byParent.get(key) ?? []), v]);
             }
             const walk = (parent: string | null, depth: number): void => {
               for (const v of byParent.get(parent) ?? []) {
-                rows.push([v.current ? '*' : '', '  '.repeat(depth) + (depth ? '└ ' : '') + v.name, humanBytes(v.size), String(v.files), humanBytes(v.size_on_disk)]);
+                const name = '  '.repeat(depth) + (depth ? '└ ' : '') + v.name;
+                if (v.status === 'ok') rows.push([v.current ? '*' : '', name, humanBytes(v.size), String(v.files), humanBytes(v.size_on_disk)]);
+                else rows.push([v.current ? '*' : '', name, 'unreadable', '-', humanBytes(v.size_on_disk), v.reason]);
                 walk(v.name, depth + 1);
               }
             };
@@ -183,28 +142,28 @@ export function register(program: Command, ctx: CliContext): void {
 
   example(
     vault
+      .command('upgrade <name>')
+      .description('upgrade a vault file written by an older avfs to this schema (read-only commands never do)')
+      .action(
+        action(ctx, (name: string, _opts: unknown, cmd: Command) => {
+          const r = upgradeVault(ctx.home, name);
+          ctx.print(cmd, r, () => (r.upgraded ? `upgraded vault ${name} from schema ${r.from} to ${r.to}` : `vault ${name} is up to date (schema ${r.to})`));
+        }),
+      ),
+    'avfs vault upgrade demo',
+  );
+
+  example(
+    vault
       .command('delete <name>')
-      .description('delete a vault and its files')
+      .description('delete a vault and its files (an unreadable vault file too)')
       .option('-y, --yes', 'do not ask for confirmation on a terminal')
       .option('--flatten', 'first copy into its forks the chunks they still read from this vault')
       .action(
         action(ctx, async (name: string, opts: { yes?: boolean; flatten?: boolean }, cmd: Command) => {
-          ctx.home.resolve(name);
-          assertNotMounted(ctx.home, name, 'delete it');
-          const forks = childrenOf(ctx.home, name);
-          if (forks.length > 0 && !opts.flatten) {
-            throw new AvfsError('VaultInUse', `vault ${name} has forks that read from it: ${forks.join(', ')} (use --flatten to make them independent first)`, {
-              vault: name,
-              forks,
-            });
-          }
-          if (!opts.yes && !ctx.globals(cmd).json && process.stdin.isTTY) {
-            const answer = await ask(`delete vault ${name} and all its files? [y/N] `);
-            if (!/^y(es)?$/i.test(answer.trim())) throw new AvfsError('InvalidInput', 'deletion cancelled', { vault: name });
-          }
-          const flattened = forks.length > 0 ? flattenInto(ctx.home, name) : [];
-          ctx.home.removeFiles(name);
-          if (ctx.home.current() === null) ctx.home.setCurrent(null);
+          const interactive = !opts.yes && !ctx.globals(cmd).json && process.stdin.isTTY;
+          const confirm = async () => /^y(es)?$/i.test((await ask(`delete vault ${name} and all its files? [y/N] `)).trim());
+          const { flattened } = await deleteVault(ctx.home, name, { flatten: !!opts.flatten, ...(interactive ? { confirm } : {}) });
           ctx.print(cmd, { deleted: name, flattened }, () => `deleted vault ${name}${flattened.length ? ` (flattened into ${flattened.join(', ')})` : ''}`);
         }),
       ),

@@ -1,0 +1,150 @@
+/**
+ * Vault operations every surface shares (the CLI today, the host next): list, info, delete and
+ * upgrade, with their guards. A file in the vaults directory that cannot be read never hides the
+ * others: it is listed as unreadable with the reason, and can be deleted.
+ */
+import { assertNotMounted } from '../fuse/registry';
+import { AvfsError } from '../protocol/errors';
+import type { VaultInfo, VaultSummary } from '../protocol/vault';
+import { readOnlyOnDisk, schemaVersion, tableNames } from '../store/db';
+import { childrenOf, FORK_KEY_PREFIX, parentOf } from '../store/forkLinks';
+import { flattenInto } from '../store/forks';
+import type { AvfsHome } from '../store/home';
+import { MIGRATIONS } from '../store/schema';
+import type { Vault } from '../store/vault';
+
+/** Opens a vault to look at it: read-only, any schema this avfs can read, nothing migrated. */
+function withReader<T>(home: AvfsHome, name: string, fn: (v: Vault) => T): T {
+  const v = home.open(name, { readonly: true, olderSchemaOk: true });
+  try {
+    return fn(v);
+  } finally {
+    v.close();
+  }
+}
+
+function summaryOf(home: AvfsHome, v: Vault): Extract<VaultSummary, { status: 'ok' }> {
+  const c = v.inodes.counters();
+  return {
+    name: v.name,
+    current: home.current() === v.name,
+    status: 'ok',
+    size: c.liveBytes,
+    size_on_disk: home.sizeOnDisk(v.name),
+    files: c.liveInodes,
+    backend: 'sqlite',
+    parent: v.meta('parent') ?? null,
+  };
+}
+
+function reasonOf(e: unknown): string {
+  if (e instanceof AvfsError && typeof e.details.reason === 'string') return e.details.reason;
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** Every vault in the home; one that cannot be read is flagged, never fatal to the list. */
+export function listVaults(home: AvfsHome): VaultSummary[] {
+  return home.names().map((name): VaultSummary => {
+    try {
+      return withReader(home, name, (v) => summaryOf(home, v));
+    } catch (e) {
+      return { name, current: home.current() === name, status: 'unreadable', reason: reasonOf(e), size_on_disk: home.sizeOnDisk(name), backend: 'sqlite' };
+    }
+  });
+}
+
+export function vaultInfo(home: AvfsHome, name: string): VaultInfo {
+  return withReader(home, name, (v) => {
+    const chunks = (v.db.prepare('SELECT COUNT(*) AS n FROM chunks').get() as { n: number }).n;
+    // Checkpoints came with schema 2; an older file has none.
+    const checkpoints = tableNames(v.db).has('checkpoints') ? v.checkpoints.list().map((c) => c.name) : [];
+    return {
+      ...summaryOf(home, v),
+      path: v.file,
+      created_at: v.meta('created_at') ?? null,
+      schema_version: schemaVersion(v.db),
+      chunk_size: Number(v.meta('chunk_size') ?? 0),
+      chunks,
+      quotas: v.inodes.quotas.get(),
+      forks: childrenOf(home, name, { strict: false }),
+      checkpoints,
+    };
+  });
+}
+
+export interface DeleteResult {
+  deleted: string;
+  flattened: string[];
+}
+
+/**
+ * Deletes a vault's files, readable or not. Refused while it is mounted, and while forks read
+ * from it unless `flatten` (which first copies into them the chunks only it holds). If some
+ * vault's parent cannot be read, the deletion stops: that vault might depend on this one.
+ * `confirm` runs after the guards and before anything changes.
+ */
+export async function deleteVault(
+  home: AvfsHome,
+  name: string,
+  opts: { flatten?: boolean; confirm?: () => Promise<boolean> } = {},
+): Promise<DeleteResult> {
+  home.resolve(name);
+  assertNotMounted(home, name, 'delete it');
+  const forks = childrenOf(home, name);
+  if (forks.length > 0 && !opts.flatten) {
+    throw new AvfsError('VaultInUse', `vault ${name} has forks that read from it: ${forks.join(', ')} (use --flatten to make them independent first)`, {
+      vault: name,
+      forks,
+    });
+  }
+  if (opts.confirm && !(await opts.confirm())) throw new AvfsError('InvalidInput', 'deletion cancelled', { vault: name });
+  const flattened = forks.length > 0 ? flattenInto(home, name) : [];
+  const parent = parentOrNull(home, name);
+  home.removeFiles(name);
+  if (parent !== null) forgetFork(home, parent, name);
+  if (home.current() === null) home.setCurrent(null);
+  return { deleted: name, flattened };
+}
+
+function parentOrNull(home: AvfsHome, name: string): string | null {
+  try {
+    return parentOf(home, name);
+  } catch {
+    return null; // an unreadable vault's parent is unknown; its stale record only makes that parent's gc keep more
+  }
+}
+
+/** Drops a deleted fork from its parent's record, when the parent can be written (else the stale record is harmless). */
+function forgetFork(home: AvfsHome, parent: string, fork: string): void {
+  try {
+    const p = home.open(parent);
+    try {
+      if (!p.readonly) p.setMeta(FORK_KEY_PREFIX + fork, null);
+    } finally {
+      p.close();
+    }
+  } catch {
+    /* the parent is gone or unreadable: nothing to forget */
+  }
+}
+
+export interface UpgradeResult {
+  vault: string;
+  from: number;
+  to: number;
+  upgraded: boolean;
+}
+
+/** Applies the schema migrations a vault file written by an older avfs is missing. */
+export function upgradeVault(home: AvfsHome, name: string): UpgradeResult {
+  home.resolve(name);
+  const file = home.vaultFile(name);
+  const from = withReader(home, name, (v) => schemaVersion(v.db));
+  if (from < MIGRATIONS.length) {
+    const why = readOnlyOnDisk(file);
+    if (why !== undefined) throw new AvfsError('ReadOnly', `cannot upgrade vault ${name}: ${why}`, { vault: name, reason: why });
+  }
+  // A writable open applies what is missing (and refuses a newer or foreign file).
+  home.open(name).close();
+  return { vault: name, from, to: MIGRATIONS.length, upgraded: from < MIGRATIONS.length };
+}
