@@ -41,10 +41,13 @@ const factories: Record<string, (ctx: Ctx) => Command> = {
     ctx.run('Delete Vault', async () => {
       const name = await vaultOf(ctx, arg, 'Vault to delete');
       if (!name) return;
-      const info = await ctx.host.request('vault/info', { name });
-      const { message, detail } = deleteVaultConfirmation(info);
+      const summary = (await ctx.tree.snapshot()).forest.get(name);
+      const info = summary?.status === 'ok' ? await ctx.host.request('vault/info', { name }) : undefined;
+      const { message, detail } = info
+        ? deleteVaultConfirmation(info)
+        : { message: `Delete vault file "${name}"?`, detail: `It cannot be read as a vault${summary?.status === 'unreadable' ? ` (${summary.reason})` : ''}. Deleting it cannot be undone.` };
       const flatten = 'Delete and Flatten Forks';
-      const pick = await vscode.window.showWarningMessage(message, { modal: true, detail }, info.forks.length > 0 ? flatten : 'Delete');
+      const pick = await vscode.window.showWarningMessage(message, { modal: true, detail }, info && info.forks.length > 0 ? flatten : 'Delete');
       if (!pick) return;
       await withProgress(`Deleting vault ${name}…`, () => ctx.host.request('vault/delete', { name, flatten: pick === flatten }, { timeoutMs: LONG_MS }));
       ctx.tree.refresh();

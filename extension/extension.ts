@@ -7,7 +7,13 @@ import { Ctx } from './ctx';
 
 let ctx: Ctx | undefined;
 
-export function activate(context: vscode.ExtensionContext): void {
+/** What activate() returns: for the extension's own tests (which wait on the host's state), not a public API. */
+export interface AvfsTestApi {
+  host: Ctx['host'];
+  tree: Ctx['tree'];
+}
+
+export function activate(context: vscode.ExtensionContext): AvfsTestApi {
   try {
     ctx = new Ctx(context);
     context.subscriptions.push(...registerCommands(ctx));
@@ -20,6 +26,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const ui = vscode.env.uiKind === vscode.UIKind.Web ? 'web' : 'desktop';
   ctx.log.info(`AVFS ${version} activated (VS Code ${vscode.version}, ${ui}, extension host on Node ${process.version})`);
   if (config.showViewOnStartup()) void vscode.commands.executeCommand('workbench.view.extension.avfs');
+  return { host: ctx.host, tree: ctx.tree };
 }
 
 // VS Code waits for the returned promise: the host child is stopped (and its mounts unmounted) before the window goes.

@@ -56,9 +56,12 @@ export interface RequestOptions {
 
 /** How long a started host may take to answer `client/hello`. */
 const HELLO_TIMEOUT_MS = 20_000;
-/** Deliberate stop: stdin closed (the host's signal to shut down and unmount), then SIGTERM, then SIGKILL. */
-const STOP_GRACE_MS = 2000;
-const KILL_GRACE_MS = 1000;
+/**
+ * Deliberate stop: stdin closed (the host's signal to shut down: it cancels its runs and unmounts
+ * what it mounted), then SIGTERM, then SIGKILL.
+ */
+const STOP_GRACE_MS = 3000;
+const KILL_GRACE_MS = 2000;
 /** Lines of the host's stderr kept to explain a crash. */
 const STDERR_TAIL_LINES = 40;
 

@@ -32,12 +32,14 @@ export function nodeId(node: TreeNode): string {
 
 /**
  * The `contextValue` that package.json's menus match (`viewItem == …`, `viewItem =~ /^vault/`):
- * `vault` or `vault.mounted`, `checkpoints`, `files`, `checkpoint`, `file`, `directory`, `symlink`.
+ * `vault`, `vault.mounted` or `vault.unreadable` (a file in the vaults folder that cannot be read
+ * as a vault: it can only be deleted), `checkpoints`, `files`, `checkpoint`, `file`, `directory`,
+ * `symlink`.
  */
-export function contextValue(node: TreeNode, mounted = false): string {
+export function contextValue(node: TreeNode, state: 'mounted' | 'unreadable' | undefined = undefined): string {
   switch (node.kind) {
     case 'vault':
-      return mounted ? 'vault.mounted' : 'vault';
+      return state ? `vault.${state}` : 'vault';
     case 'entry':
       return node.type === 'other' ? 'file' : node.type;
     default:
@@ -58,8 +60,8 @@ export function vaultForest(vaults: readonly VaultSummary[]): VaultForest {
   const roots: VaultSummary[] = [];
   for (const v of [...vaults].sort((a, b) => compareNames(a.name, b.name))) {
     // A fork whose parent is gone (deleted with --flatten re-parents, but a damaged home may not)
-    // is shown at the top rather than lost.
-    if (v.parent !== null && byName.has(v.parent) && v.parent !== v.name) {
+    // is shown at the top rather than lost; so is a vault file that cannot be read.
+    if (v.status === 'ok' && v.parent !== null && byName.has(v.parent) && v.parent !== v.name) {
       const list = children.get(v.parent) ?? [];
       list.push(v);
       children.set(v.parent, list);

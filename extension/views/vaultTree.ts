@@ -100,7 +100,16 @@ export class VaultTree implements vscode.TreeDataProvider<TreeNode>, vscode.Disp
         const info = snap?.infos.get(node.vault);
         const mount = snap?.mounts.get(node.vault);
         item.label = node.vault;
-        item.contextValue = contextValue(node, mount !== undefined);
+        const summary = snap?.forest.get(node.vault);
+        if (summary?.status === 'unreadable') {
+          item.contextValue = contextValue(node, 'unreadable');
+          item.iconPath = new vscode.ThemeIcon('warning', new vscode.ThemeColor('list.warningForeground'));
+          item.description = 'cannot be read';
+          item.tooltip = new vscode.MarkdownString(`**${node.vault}** cannot be read as a vault: ${summary.reason}`);
+          item.collapsibleState = vscode.TreeItemCollapsibleState.None;
+          break;
+        }
+        item.contextValue = contextValue(node, mount ? 'mounted' : undefined);
         item.iconPath = new vscode.ThemeIcon(info?.parent ? 'repo-forked' : 'database');
         if (info) {
           item.description = vaultDescription(info, mount);
@@ -114,7 +123,7 @@ export class VaultTree implements vscode.TreeDataProvider<TreeNode>, vscode.Disp
         item.label = 'Files';
         item.contextValue = contextValue(node);
         item.iconPath = new vscode.ThemeIcon('files');
-        item.tooltip = `The files of vault ${node.vault} (avfs://${node.vault}/)`;
+        item.tooltip = new vscode.MarkdownString(`The files of vault **${node.vault}** (\`avfs://${node.vault}/\`)`);
         break;
       case 'checkpoints': {
         const count = snap?.infos.get(node.vault)?.checkpoints.length;
@@ -183,7 +192,9 @@ export class VaultTree implements vscode.TreeDataProvider<TreeNode>, vscode.Disp
     if (!node) {
       const snap = await this.snapshot();
       void vscode.commands.executeCommand('setContext', NO_VAULTS_CONTEXT, snap.forest.roots.length === 0);
-      return snap.forest.roots.filter((v) => snap.infos.has(v.name)).map((v) => this.node({ kind: 'vault', vault: v.name }));
+      return snap.forest.roots
+        .filter((v) => v.status === 'unreadable' || snap.infos.has(v.name))
+        .map((v) => this.node({ kind: 'vault', vault: v.name }));
     }
     switch (node.kind) {
       case 'vault': {
@@ -232,6 +243,7 @@ export class VaultTree implements vscode.TreeDataProvider<TreeNode>, vscode.Disp
     const infos = new Map<string, VaultInfo>();
     await Promise.all(
       vaults.map(async (v) => {
+        if (v.status !== 'ok') return;
         try {
           infos.set(v.name, await this.host.request('vault/info', { name: v.name }));
         } catch (e) {
@@ -245,8 +257,8 @@ export class VaultTree implements vscode.TreeDataProvider<TreeNode>, vscode.Disp
     return snap;
   }
 
-  /** The canonical node for these fields (VS Code hands the same object back to commands). */
-  private node<N extends TreeNode>(fields: N): N {
+  /** The canonical node for these fields (VS Code hands the same object back to commands; reveal() takes it). */
+  node<N extends TreeNode>(fields: N): N {
     const id = nodeId(fields);
     const known = this.nodes.get(id) as N | undefined;
     if (known && (known.kind !== 'entry' || (fields.kind === 'entry' && known.type === fields.type))) return known;

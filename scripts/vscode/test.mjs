@@ -71,6 +71,8 @@ async function main() {
     settings: { ...QUIET_SETTINGS, 'workbench.colorTheme': 'Default Dark Modern' },
     env: {
       AVFS_UI_DRIVER: driver.url,
+      // The vaults of this run: the extension's host and the tests' CLI calls share this home.
+      AVFS_HOME: join(runDir, 'avfs-home'),
       ...(opt.grep ? { AVFS_VSCODE_GREP: opt.grep } : {}),
       // VS Code's device id goes to $XDG_CACHE_HOME/Microsoft: a test run leaves nothing in the home.
       XDG_CACHE_HOME: join(runDir, 'xdg-cache'),

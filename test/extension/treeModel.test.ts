@@ -13,8 +13,9 @@ import {
   vaultTooltip,
 } from '../../extension/views/treeModel';
 
-const summary = (name: string, parent: string | null = null): VaultSummary => ({
+const summary = (name: string, parent: string | null = null): Extract<VaultSummary, { status: 'ok' }> => ({
   name,
+  status: 'ok',
   current: false,
   size: 2048,
   size_on_disk: 65536,
@@ -24,12 +25,14 @@ const summary = (name: string, parent: string | null = null): VaultSummary => ({
 });
 
 test('forks are nested under their parent, at any depth; a fork whose parent is gone stays visible at the top', () => {
-  const forest = vaultForest([summary('web'), summary('app'), summary('app-fix', 'app'), summary('app-fix-2', 'app-fix'), summary('app-alt', 'app'), summary('lost', 'deleted')]);
-  assert.deepEqual(forest.roots.map((v) => v.name), ['app', 'lost', 'web']);
+  const damaged: VaultSummary = { name: 'damaged', status: 'unreadable', reason: 'file is not a database', current: false, size_on_disk: 10, backend: 'sqlite' };
+  const forest = vaultForest([summary('web'), summary('app'), summary('app-fix', 'app'), summary('app-fix-2', 'app-fix'), summary('app-alt', 'app'), summary('lost', 'deleted'), damaged]);
+  assert.deepEqual(forest.roots.map((v) => v.name), ['app', 'damaged', 'lost', 'web']);
   assert.deepEqual(forest.forksOf('app').map((v) => v.name), ['app-alt', 'app-fix']);
   assert.deepEqual(forest.forksOf('app-fix').map((v) => v.name), ['app-fix-2']);
   assert.deepEqual(forest.forksOf('web'), []);
-  assert.equal(forest.get('app-fix-2')?.parent, 'app-fix');
+  const deepest = forest.get('app-fix-2');
+  assert.equal(deepest?.status === 'ok' && deepest.parent, 'app-fix');
 });
 
 const info = (quotas: Partial<VaultInfo['quotas']> = {}): VaultInfo => ({
@@ -90,7 +93,8 @@ test('node ids are distinct across kinds and vaults; context values are what the
   ] as const;
   assert.equal(new Set(nodes.map(nodeId)).size, nodes.length);
   assert.equal(contextValue({ kind: 'vault', vault: 'a' }), 'vault');
-  assert.equal(contextValue({ kind: 'vault', vault: 'a' }, true), 'vault.mounted');
+  assert.equal(contextValue({ kind: 'vault', vault: 'a' }, 'mounted'), 'vault.mounted');
+  assert.equal(contextValue({ kind: 'vault', vault: 'a' }, 'unreadable'), 'vault.unreadable');
   assert.equal(contextValue({ kind: 'entry', vault: 'a', path: '/d', type: 'directory' }), 'directory');
   assert.equal(contextValue({ kind: 'checkpoint', vault: 'a', name: 'x' }), 'checkpoint');
 });

@@ -1,0 +1,87 @@
+// Checkpoints from the view: Restore (asked in a modal that says what will be lost) changes what the
+// open editor shows; Compare with Current and Compare with Checkpoint open the native diff editors.
+import assert from 'node:assert/strict';
+import { afterEach, describe, it } from 'mocha';
+import * as vscode from 'vscode';
+import type { AvfsTestApi } from '../../extension/extension';
+import { avfs, avfsJson, hostReady, tidyWindow, uniqueName, until } from './helpers';
+import { notification, PART, requireUi, row, rowScope, ui } from './ui';
+
+const EDITOR_TEXT = '.editor-group-container.active .monaco-editor .view-lines';
+
+/** A vault with `base` saved as checkpoint `cp`, then changed: /app.py edited, /new.txt added, /old.txt deleted. */
+async function changedSince(prefix: string): Promise<{ api: AvfsTestApi; vault: string }> {
+  const api = await hostReady();
+  const vault = uniqueName(prefix);
+  await avfsJson('vault', 'create', vault);
+  await avfsJson('--vault', vault, 'write', '/app.py', 'print("version one")\n');
+  await avfsJson('--vault', vault, 'write', '/old.txt', 'old\n');
+  await avfsJson('--vault', vault, 'checkpoint', 'save', 'base');
+  await avfsJson('--vault', vault, 'write', '/app.py', 'print("version two")\n');
+  await avfsJson('--vault', vault, 'write', '/new.txt', 'new\n');
+  assert.equal((await avfs(['--vault', vault, 'rm', '/old.txt'])).code, 0);
+  return { api, vault };
+}
+
+async function revealCheckpoint(api: AvfsTestApi, vault: string, name: string): Promise<void> {
+  await vscode.commands.executeCommand('workbench.view.extension.avfs');
+  await api.tree.view.reveal(api.tree.node({ kind: 'checkpoint', vault, name }), { select: true, focus: true });
+}
+
+describe('Checkpoints', () => {
+  afterEach(tidyWindow);
+
+  it('Restore asks in a modal what will be lost, then the open editor shows the checkpoint\'s text', async function () {
+    requireUi(this);
+    const { api, vault } = await changedSince('restore');
+    const editor = await vscode.window.showTextDocument(vscode.Uri.parse(`avfs://${vault}/app.py`));
+    assert.equal(editor.document.getText(), 'print("version two")\n');
+    await revealCheckpoint(api, vault, 'base');
+    await ui('contextMenu', row('base'));
+    await ui('click', { role: 'menuitem', name: 'Restore Checkpoint…', within: '.context-view' });
+    const dialog = await ui('visible', { css: '.monaco-dialog-box' });
+    assert.match(dialog, new RegExp(`Restore vault "${vault}" to checkpoint "base"\\? The work done since then will be lost\\.`));
+    assert.match(dialog, /1 file changed since then lose those changes: \/app\.py/);
+    assert.match(dialog, /1 path created since then will be deleted: \/new\.txt/);
+    assert.match(dialog, /1 path deleted since then come back: \/old\.txt/);
+    await ui('click', { role: 'button', name: 'Restore', exact: true, within: '.monaco-dialog-box' });
+    await until('the editor back at the checkpoint', () => editor.document.getText() === 'print("version one")\n');
+    assert.match(await ui('visible', { css: EDITOR_TEXT }), /version one/);
+    assert.equal((await avfs(['--vault', vault, 'cat', '/old.txt'])).stdout, 'old\n');
+    assert.notEqual((await avfs(['--vault', vault, 'cat', '/new.txt'])).code, 0);
+    await notification(new RegExp(`Vault ${vault} restored to checkpoint base; the tree before it is saved as checkpoint before-restore-`));
+  });
+
+  it('Compare with Current opens what changed since a checkpoint in the multi-file diff editor', async function () {
+    requireUi(this);
+    const { api, vault } = await changedSince('compare');
+    await revealCheckpoint(api, vault, 'base');
+    await ui('hover', row('base'));
+    await ui('click', { role: 'button', name: 'Compare with Current', within: rowScope('base') });
+    const title = `${vault}: base ↔ Current`;
+    await until('the diff editor', () => vscode.window.tabGroups.activeTabGroup.activeTab?.label === title);
+    const editor = await ui('visible', { css: `${PART.editor} .multiDiffEditor` });
+    for (const name of ['app.py', 'new.txt', 'old.txt']) assert.ok(editor.includes(name), `${name} in ${editor}`);
+    await until('both sides of app.py', async () => {
+      const text = (await ui('texts', { css: `${PART.editor} .multiDiffEditor .view-lines` })).join('\n');
+      return text.includes('version one') && text.includes('version two');
+    });
+  });
+
+  it('Compare with Checkpoint… in an editor\'s title shows the file side by side with the checkpoint', async function () {
+    requireUi(this);
+    const { vault } = await changedSince('onefile');
+    const uri = vscode.Uri.parse(`avfs://${vault}/app.py`);
+    await vscode.window.showTextDocument(uri);
+    await ui('click', { role: 'button', name: 'Compare with Checkpoint…', within: PART.editor });
+    await ui('visible', { css: '.quick-input-widget' });
+    await ui('type', { text: 'base' });
+    await ui('press', { key: 'Enter' });
+    await until('the diff editor', () => vscode.window.tabGroups.activeTabGroup.activeTab?.input instanceof vscode.TabInputTextDiff);
+    const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input as vscode.TabInputTextDiff;
+    assert.equal(input.original.scheme, 'avfs-checkpoint');
+    assert.deepEqual(JSON.parse(input.original.query), { checkpoint: 'base' });
+    assert.equal(input.modified.toString(), uri.toString());
+    assert.equal(vscode.window.tabGroups.activeTabGroup.activeTab?.label, 'app.py (base) ↔ Current');
+  });
+});
