@@ -51,7 +51,8 @@ export class Ctx implements vscode.Disposable {
         this.tree.refresh();
       }),
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (!config.affectsHost(e)) return;
+        // A host that has not started yet will read the new settings when it does.
+        if (!config.affectsHost(e) || this.host.state.name === 'idle') return;
         this.log.info(`${SETTINGS.nodePath} or ${SETTINGS.home} changed: restarting the vault host`);
         void this.host.restart();
       }),
