@@ -11,7 +11,7 @@ declare module 'fuse-native' {
     rdev?: number;
     blksize?: number;
     blocks?: number;
-    /** Dates or milliseconds since the epoch: the binding keeps millisecond precision. */
+    /** Dates or milliseconds since the epoch: the binding keeps millisecond precision, unsigned. */
     atime: Date | number;
     mtime: Date | number;
     ctime: Date | number;
@@ -53,7 +53,13 @@ declare module 'fuse-native' {
     release?(path: string, fd: number, cb: Cb): void;
     truncate?(path: string, size: number, cb: Cb): void;
     ftruncate?(path: string, fd: number, size: number, cb: Cb): void;
+    /**
+     * Milliseconds. fuse-native 2.2.6 passes the access time as both arguments (see
+     * host/fuse/binding.ts, which hands on the real mtime); called only when both times are set.
+     */
     utimens?(path: string, atime: number, mtime: number, cb: Cb): void;
+    /** `mode` carries the file type (S_IFIFO, S_IFSOCK, …); `dev` the device number. */
+    mknod?(path: string, mode: number, dev: number, cb: Cb): void;
     chmod?(path: string, mode: number, cb: Cb): void;
     chown?(path: string, uid: number, gid: number, cb: Cb): void;
     unlink?(path: string, cb: Cb): void;

@@ -11,9 +11,10 @@
 import { closeSync, constants, fsyncSync, openSync } from 'node:fs';
 import type { FuseOps, FuseStat, FuseStatfs } from 'fuse-native';
 import { AvfsError } from '../protocol/errors';
-import { type Attr, kindOf, nowNs, S_IFDIR } from '../store/inodes';
+import { type Attr, kindOf, S_IFDIR } from '../store/inodes';
 import { ROOT_INO } from '../store/schema';
 import type { FileIo } from '../vfs/handles';
+import { NAME_MAX } from '../vfs/paths';
 import { errnoByName, fuseErrno } from './errno';
 import { OpenFiles } from './openFiles';
 
@@ -21,13 +22,13 @@ const O_ACCMODE = 3;
 const ENOENT = errnoByName('ENOENT');
 const O_TRUNC = constants.O_TRUNC;
 const HIDDEN_RE = /\/\.fuse_hidden[0-9a-f]{16}$/;
+const ENAMETOOLONG = errnoByName('ENAMETOOLONG');
 const BLOCK = 4096;
-const NAME_MAX = 255;
 /** What statfs reports when no quota is set. */
 const DEFAULT_BYTES = 1024 ** 4;
 const DEFAULT_FILES = 1_000_000_000;
-/** fuse-native's utimens hands over milliseconds; UTIME_NOW/UTIME_OMIT arrive as ~1073 ms. */
-const UTIME_SPECIAL_MS = Math.floor(((1 << 30) - 2) / 1e6);
+/** Above this a millisecond count from the binding is a negative (pre-1970) time in two's complement. */
+const INT64_MS = 2 ** 63;
 
 export interface OpsLog {
   error(op: string, path: string, e: AvfsError): void;
@@ -40,7 +41,21 @@ export interface VaultOps {
   flushAll(): void;
 }
 
-const msOf = (ns: bigint): number => Number(ns / 1_000_000n);
+/**
+ * Times cross the binding as unsigned milliseconds since the epoch, both ways (docs/fuse.md):
+ * finer digits are cut, and a time before 1970 reads as the epoch.
+ */
+const msOf = (ns: bigint): number => (ns < 0n ? 0 : Number(ns / 1_000_000n));
+const nsOfMs = (ms: number): bigint => BigInt(Math.round(ms >= INT64_MS ? ms - 2 ** 64 : ms)) * 1_000_000n;
+
+/**
+ * The kernel looks names up one at a time, so the last component of the path it hands over is
+ * the one to check; names of 256 to 1,024 bytes reach us (longer ones the kernel refuses itself).
+ */
+function lastNameTooLong(path: string): boolean {
+  const name = path.length - path.lastIndexOf('/') - 1;
+  return name > NAME_MAX / 4 && Buffer.byteLength(path.slice(path.length - name)) > NAME_MAX;
+}
 
 export function toFuseStat(a: Attr): FuseStat {
   // Directories report one block, as ext4 does (tools such as copy_file_range callers read a
@@ -136,6 +151,7 @@ export function createVaultOps(io: FileIo, log: OpsLog): VaultOps {
   const ops: FuseOps = {
     getattr(path, cb) {
       try {
+        if (lastNameTooLong(path)) return cb(ENAMETOOLONG);
         const a = tryAttrOf(path);
         cb(a ? 0 : ENOENT, a && toFuseStat(a));
       } catch (e) {
@@ -145,6 +161,7 @@ export function createVaultOps(io: FileIo, log: OpsLog): VaultOps {
 
     fgetattr(path, fd, cb) {
       try {
+        if (lastNameTooLong(path)) return cb(ENAMETOOLONG);
         const of = fd ? files.get(fd) : undefined;
         if (!of) return cb(0, toFuseStat(attrOf(path)));
         files.persist(of);
@@ -330,11 +347,18 @@ export function createVaultOps(io: FileIo, log: OpsLog): VaultOps {
       });
     },
 
-    utimens(path, atime, _mtime, cb) {
-      // fuse-native passes the access time twice, so both times take it (see docs/fuse.md).
+    utimens(path, atime, mtime, cb) {
+      // libfuse 2 calls this only when both times are set (the binding does not take UTIME_OMIT),
+      // with the kernel's clock for UTIME_NOW; host/fuse/binding.ts recovers the real mtime.
       run('utimens', path, cb, () => {
-        const t = atime === UTIME_SPECIAL_MS || atime === UTIME_SPECIAL_MS + 1 ? nowNs() : BigInt(Math.round(atime)) * 1_000_000n;
-        vfs.setattr(path, { atime: t, mtime: t }, false);
+        // Bytes still buffered in an open handle were written before the times were set: store
+        // them first, or their persist at close would move mtime to the close (cp -p, tar, npm).
+        const ino = inoOf(path);
+        files.persistIno(ino);
+        const times = { atime: nsOfMs(atime), mtime: nsOfMs(mtime) };
+        // An open file unlinked meanwhile has only its hidden name, which the vault never saw.
+        if (hidden.has(path)) vfs.mutate(path, () => vfs.inodes.setattr(ino, times));
+        else vfs.setattr(path, times, false);
       });
     },
 
@@ -401,6 +425,13 @@ export function createVaultOps(io: FileIo, log: OpsLog): VaultOps {
     symlink(target, path, cb) {
       run('symlink', path, cb, () => {
         vfs.symlink(target, path);
+      });
+    },
+
+    mknod(path, mode, _dev, cb) {
+      // FIFOs and sockets (mkfifo, bind): the vault keeps the inode, the kernel carries the traffic.
+      run('mknod', path, cb, () => {
+        vfs.mknod(path, mode);
       });
     },
   };

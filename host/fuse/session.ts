@@ -10,6 +10,7 @@
  * `unmount()` is idempotent. A stale mount left by a killed server is cleared first (and
  * `auto_unmount` makes the kernel drop the mount when this process dies).
  */
+import { readFileSync } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { AvfsError } from '../protocol/errors';
@@ -42,6 +43,12 @@ export interface MountSessionOptions {
   readonly?: boolean;
   /** Seconds the kernel may cache names and attributes (default 1). */
   cacheSeconds?: number;
+  /**
+   * Let other users than the mounter use the mount (`allow_other`), with the kernel checking
+   * each access against owner, group and mode bits. Non-root mounters need `user_allow_other`
+   * in /etc/fuse.conf.
+   */
+  allowOther?: boolean;
   log?: (line: string) => void;
 }
 
@@ -77,6 +84,23 @@ export async function checkMountpoint(mountpoint: string): Promise<string> {
   if (!st.isDirectory()) throw mountError(mp, 'not_a_directory', 'not a directory');
   if ((await readdir(mp)).length > 0) throw mountError(mp, 'not_empty', 'the directory is not empty');
   return mp;
+}
+
+/**
+ * fusermount lets a non-root user mount with `allow_other` only when /etc/fuse.conf says
+ * `user_allow_other`: say so before trying, instead of a failed mount.
+ */
+function checkAllowOther(mountpoint: string, conf = '/etc/fuse.conf'): void {
+  if (typeof process.getuid !== 'function' || process.getuid() === 0) return;
+  let text = '';
+  try {
+    text = readFileSync(conf, 'utf8');
+  } catch {
+    /* no file: the option is not set */
+  }
+  if (!/^\s*user_allow_other\s*$/m.test(text)) {
+    throw mountError(mountpoint, 'allow_other_not_permitted', `--allow-other needs a line "user_allow_other" in ${conf} (or mounting as root)`);
+  }
 }
 
 export class MountSession {
@@ -132,6 +156,7 @@ export class MountSession {
     try {
       await this.registry.prune();
       await checkMountpoint(this.mountpoint);
+      if (this.opts.allowOther) checkAllowOther(this.mountpoint);
       const vault = (this.vault = this.opts.home.open(this.opts.vault, { readonly: !!this.opts.readonly, surface: 'fuse' }));
       // The server lives as long as the mount: keep WAL checkpoint syncs off the FUSE request path.
       vault.startBackgroundCheckpoints();
@@ -151,6 +176,7 @@ export class MountSession {
         autoUnmount: true,
         entryTimeout: cache,
         attrTimeout: cache,
+        allowOther: !!this.opts.allowOther,
       });
       await this.waitReady();
       this.move('mounted');

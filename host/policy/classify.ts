@@ -4,89 +4,102 @@
  */
 import { posix } from 'node:path';
 import { Cmd, type Judge, type Outcome, type Stdin } from './command';
+import { COMMAND_LISTS } from './handlers/commandLists';
+import { DEBUGGERS } from './handlers/debuggers';
+import { DIRECTORY_TOOLS } from './handlers/directories';
+import { EDITORS } from './handlers/editors';
 import { FILE_TOOLS } from './handlers/fileTools';
 import { GIT_TOOLS } from './handlers/git';
+import { HOST_TOOLS } from './handlers/host';
 import { INTERPRETERS } from './handlers/interpreters';
+import { MAKE_TOOLS } from './handlers/make';
 import { NETWORK_TOOLS } from './handlers/network';
 import { PACKAGE_TOOLS } from './handlers/packages';
 import { SYSTEM_TOOLS } from './handlers/system';
+import { TEXT_PROGRAMS } from './handlers/textPrograms';
 import { WRAPPERS } from './handlers/wrappers';
-import { judgePath } from './paths';
-import { display, expandBraces, hasGlob, isLiteral, literal, litWord, taints, type Word } from './words';
+import { judgePath, programDirectory } from './paths';
+import { braceExpansion, display, hasGlob, isLiteral, literal, litWord, taints, type Word } from './words';
 
-export type Handler = (c: Cmd) => void;
+export type Handler = (cmd: Cmd) => void;
 
 const HANDLERS: Record<string, Handler> = {
   ...FILE_TOOLS,
+  ...TEXT_PROGRAMS,
   ...NETWORK_TOOLS,
   ...GIT_TOOLS,
   ...PACKAGE_TOOLS,
   ...INTERPRETERS,
   ...SYSTEM_TOOLS,
+  ...EDITORS,
+  ...MAKE_TOOLS,
+  ...DEBUGGERS,
+  ...HOST_TOOLS,
+  ...DIRECTORY_TOOLS,
   ...WRAPPERS,
+  ...COMMAND_LISTS,
 };
 
 /** `python3.12` → `python`, `pip3` → `pip`, `gcc-13` → `gcc`. */
 export function programName(word: string): string {
   const base = posix.basename(word);
-  const m = /^(python|pip|pypy|perl|ruby|php|lua|node|nodejs|gcc|g\+\+|clang|clang\+\+|java|javac|go|pwsh|bash|zsh|ksh)(?:[-]?[\d.]+)$/.exec(base);
-  return m ? m[1]! : base;
+  const match = /^(python|pip|pypy|perl|ruby|php|lua|node|nodejs|gcc|g\+\+|clang|clang\+\+|java|javac|go|pwsh|bash|zsh|ksh)(?:[-]?[\d.]+)$/.exec(base);
+  return match ? match[1]! : base;
 }
 
 /** Bash expands braces in every unquoted word before running: `{rm,-rf,/}` is three words. */
 function expandAll(words: Word[]): Word[] {
   const out: Word[] = [];
-  for (const w of words) {
-    if (isLiteral(w) && w.segs.some((s) => s.t === 'lit' && !s.q && s.s.includes('{'))) {
-      const alts = expandBraces(w);
-      if (alts.length > 1) {
-        for (const a of alts) out.push({ raw: w.raw, segs: [{ t: 'lit', s: a, q: true }] });
+  for (const word of words) {
+    if (isLiteral(word) && word.segs.some((seg) => seg.t === 'lit' && !seg.q && seg.s.includes('{'))) {
+      const expansion = braceExpansion(word);
+      if (expansion.words.length > 1 || !expansion.complete) {
+        for (const alt of expansion.words) out.push({ raw: word.raw, segs: [{ t: 'lit', s: alt, q: true }] });
+        // Past the bounds of the expansion, more words whose values the policy did not compute.
+        if (!expansion.complete) out.push({ raw: word.raw, segs: [{ t: 'val', v: { kind: 'unknown', taint: [], what: word.raw }, q: true }] });
         continue;
       }
     }
-    out.push(w);
+    out.push(word);
   }
   return out;
 }
 
-const TEMP_DIRS = /^\/(tmp|var\/tmp|dev\/shm|private\/tmp)(\/|$)/;
-
-export function classifyCommand(rawWords: Word[], text: string, stdin: Stdin, judge: Judge): Outcome {
+export function classifyCommand(rawWords: Word[], text: string, stdin: Stdin, judge: Judge, inShell = true): Outcome {
   const words = expandAll(rawWords);
   const progWord = words[0];
   if (!progWord) return new Cmd('', [], text, stdin, judge).outcome();
   const progText = literal(progWord);
   if (progText === null || hasGlob(progWord) || progText === '') {
-    const c = new Cmd(display(progWord), words.slice(1), text, stdin, judge);
-    const t = taints(progWord);
-    if (t.size > 0) c.add(['opaque_code'], `runs a program named by downloaded or decoded text (${progWord.raw})`);
-    c.add(['obfuscation'], progText === '' ? 'runs a program with an empty name' : `the program name ${progWord.raw} is computed, so it could be anything`);
-    for (const a of c.args) c.maybePath(a, 'read');
-    return c.outcome();
+    const cmd = new Cmd(display(progWord), words.slice(1), text, stdin, judge, inShell);
+    const taint = taints(progWord);
+    if (taint.size > 0) cmd.add(['opaque_code'], `runs a program named by downloaded or decoded text (${progWord.raw})`);
+    cmd.add(['obfuscation'], progText === '' ? 'runs a program with an empty name' : `the program name ${progWord.raw} is computed, so it could be anything`);
+    for (const word of cmd.args) cmd.maybePath(word, 'read');
+    return cmd.outcome();
   }
   const prog = programName(progText);
-  const c = new Cmd(prog, words.slice(1), text, stdin, judge);
+  const judged = new Cmd(prog, words.slice(1), text, stdin, judge, inShell);
   if (progText.includes('/')) {
-    const v = judgePath(litWord(progText), judge.paths());
-    const resolved = v.shown;
-    if (judge.downloaded.has(resolved)) c.add(['opaque_code'], `runs ${progText}, which this command line downloaded`);
-    if (v.cls === 'inside') {
-      c.add(['code_execution', 'mutating'], `runs the workspace program ${progText}`);
-      const text = judge.written.get(resolved);
-      if (text !== undefined) judge.script(text.replace(/^#![^\n]*\n/, ''), `${progText}, written earlier on this line`);
-      for (const a of c.args) c.maybePath(a, 'read');
-      return c.outcome();
-    } else if (v.cls === 'unknown') {
-      c.add(['unknown'], `runs a program at an unknown path (${progText})`);
-    } else if (v.cls === 'secret' || TEMP_DIRS.test(resolved)) {
-      c.add(['host_escape'], `runs a program from outside the workspace (${resolved})`);
+    const verdict = judgePath(litWord(progText), judge.paths());
+    const resolved = verdict.shown;
+    if (judge.downloaded.has(resolved)) judged.add(['opaque_code'], `runs ${progText}, which this command line downloaded`);
+    if (verdict.cls === 'inside') {
+      judged.add(['code_execution', 'mutating'], `runs the workspace program ${progText}`);
+      const writtenText = judge.written.get(resolved);
+      if (writtenText !== undefined) judge.script(writtenText.replace(/^#![^\n]*\n/, ''), `${progText}, written earlier on this line`);
+      for (const arg of judged.args) judged.maybePath(arg, 'read');
+      return judged.outcome();
+    } else {
+      const finding = programDirectory(verdict);
+      if (finding) judged.add(finding.categories, finding.why);
     }
   }
-  const h = HANDLERS[prog];
-  if (h) h(c);
+  const handler = HANDLERS[prog];
+  if (handler) handler(judged);
   else {
-    c.add(['mutating'], `runs ${prog}, which is not known to be read-only`);
-    for (const a of c.args) c.maybePath(a, 'read');
+    judged.add(['mutating'], `runs ${prog}, which is not known to be read-only`);
+    judged.argumentPaths();
   }
-  return c.outcome();
+  return judged.outcome();
 }

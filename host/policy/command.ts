@@ -4,7 +4,7 @@
  */
 import type { Category } from '../protocol/policy';
 import { judgePath, looksRemote, pathFinding, type PathContext, type PathUse, type PathVerdict } from './paths';
-import { display, literal, litWord, type Taint, type Value, type Word } from './words';
+import { display, dropPrefix, literal, literalPrefix, litWord, type Taint, type Value, type Word } from './words';
 
 export interface Finding {
   categories: Category[];
@@ -18,6 +18,20 @@ export type Stdin =
   /** Bytes from a pipe, a here-doc or a here-string; `text` when they are known literally. */
   | { kind: 'data'; text: string | null; taint: Taint[]; from: string; workspacePaths?: boolean };
 
+/** How text handed to `Judge.script` runs relative to the shell that hands it over. */
+export type ScriptMode =
+  /** In a child shell (sh -c, find -exec sh -c): what it changes stays there. */
+  | 'subshell'
+  /** In this very shell (eval, source, an alias): its cd, variables and functions carry on. */
+  | 'current'
+  /** In this shell, at a time nobody knows (trap handlers). */
+  | 'later';
+
+export interface ScriptEffect {
+  /** The text changed the current directory of the shell it ran in. */
+  changedDirectory: boolean;
+}
+
 /** The walker's side of a command judgement: recursion and state. */
 export interface Judge {
   paths(): PathContext;
@@ -25,17 +39,36 @@ export interface Judge {
    * Parses and judges shell text that will run (sh -c, eval, trap, alias values); `positional`
    * gives $1… (sh -c 'code' argv0 args); without it they keep the caller's meaning.
    */
-  script(text: string, how: string, positional?: (string | Value)[]): void;
-  /** Judges a command given as words (wrappers: env, timeout, xargs, find -exec, sudo). */
-  argv(words: Word[], text: string, stdin: Stdin): Outcome;
+  script(text: string, how: string, positional?: (string | Value)[], mode?: ScriptMode): ScriptEffect;
+  /**
+   * Judges a command given as words (wrappers: env, timeout, xargs, find -exec, sudo). `inShell`
+   * when this shell runs it as a builtin (`command cd`), not as a program of that name.
+   */
+  argv(words: Word[], text: string, stdin: Stdin, inShell?: boolean): Outcome;
   /** Paths written by network downloads earlier in this command line. */
   downloaded: Set<string>;
   /** Files written earlier on this line with known text (echo … > x.sh), by absolute path. */
   written: Map<string, string>;
-  /** Sets the current directory for the commands after this one (null = unknown). */
-  chdir(dir: string | null): void;
+  /** The current directory (null when unknown). */
+  readonly cwd: string | null;
+  /**
+   * Sets the current directory for the commands after this one (null = unknown), and OLDPWD.
+   * `mayFail`: a cd to a directory that may not exist, so the old one stays possible.
+   */
+  chdir(dir: string | null, mayFail?: boolean): void;
+  /** Directories pushd saved on this line, most recent last; handlers push and pop in place. */
+  readonly dirStack: (string | null)[];
+  /** A variable's value as the command sees it (its own `NAME=value` prefixes first). */
+  variable(name: string): Value | string;
+  /**
+   * Sets a variable of this shell (read, printf -v, mapfile …), following namerefs; returns
+   * what the assignment itself means (PATH, LD_PRELOAD, IFS …) as findings for the caller.
+   */
+  assign(name: string, value: Word): Finding[];
   /** True when IFS was changed, so unquoted expansions split unpredictably. */
   ifsChanged: boolean;
+  /** `set -e` is on: a failing command ends the script. */
+  errexit: boolean;
   /** Records `alias name=value` for the commands after this one. */
   alias(name: string, value: string): void;
 }
@@ -70,6 +103,8 @@ export class Cmd {
     readonly text: string,
     readonly stdin: Stdin,
     readonly judge: Judge,
+    /** Run by the shell itself, so a builtin of this name changes the shell (cd, read …). */
+    readonly inShell = true,
   ) {
     this.vals = args.map((a) => literal(a));
   }
@@ -105,13 +140,79 @@ export class Cmd {
     if (f) this.add(f.categories, f.why);
   }
 
-  script(text: string, how: string, positional?: (string | Value)[]): void {
-    this.judge.script(text, how, positional);
+  script(text: string, how: string, positional?: (string | Value)[], mode: ScriptMode = 'subshell'): ScriptEffect {
+    return this.judge.script(text, how, positional, mode);
   }
 
-  /** Runs `words` as a nested command; its findings stay in its own part. */
-  nested(words: Word[], stdin: Stdin = this.stdin): Outcome {
-    return this.judge.argv(words, words.map((w) => w.raw).join(' '), stdin);
+  /**
+   * An argument the tool runs as a command (`sort --compress-program=PROG`, `tar --to-command=CMD`,
+   * `rsync -e CMD`, `git difftool -x CMD`): the tool runs code, and the command is judged as if
+   * typed here, so what would be denied stays denied. A computed command could be anything.
+   */
+  runs(w: Word, how: string): void {
+    this.add(['code_execution'], `${how} runs ${display(w)}`);
+    const text = this.codeText(w, how);
+    if (text !== null && text.trim() !== '') this.script(text, how);
+  }
+
+  /** The literal text of a word that will run as code, or null (with a finding) when it is computed. */
+  codeText(w: Word, how: string): string | null {
+    const text = literal(w);
+    if (text !== null) return text;
+    const taint = new Set<Taint>();
+    for (const s of w.segs) if (s.t === 'val' && (s.v.kind === 'unknown' || s.v.kind === 'procsub')) for (const t of s.v.taint) taint.add(t);
+    if (taint.size > 0) this.add(['opaque_code'], `${how} runs downloaded or decoded text (${w.raw})`);
+    else this.add(['obfuscation'], `${how} runs text computed at run time (${w.raw}), which could be anything`);
+    return null;
+  }
+
+  /** A filter with no file operands: its output is its input, and keeps the pipe's taint. */
+  passesInput(): void {
+    if (this.stdin.kind === 'data') this.outputTaint = this.stdin.taint;
+  }
+
+  /**
+   * Judges the arguments of a program the policy knows little about (a build tool, an unknown
+   * program): output options (`-o FILE`, `-oFILE`, `--output=FILE`, `--outdir DIR`, `--log-file F`)
+   * write their file, anything else that looks like a path is read.
+   */
+  argumentPaths(): void {
+    for (let at = 0; at < this.args.length; at++) {
+      const word = this.args[at]!;
+      const start = literalPrefix(word);
+      const name = /^--?([A-Za-z][\w-]*)(=|$)/.exec(start);
+      if (name && OUTPUT_OPTION.test(name[1]!)) {
+        const value = name[2] === '=' ? dropPrefix(word, name[0].length) : literal(word) !== null ? this.args[++at] : undefined;
+        if (value) this.path(value, 'write');
+        continue;
+      }
+      if (/^-o[^-]/.test(start) || (start === '-o' && literal(word) === null)) {
+        this.path(dropPrefix(word, 2), 'write');
+        continue;
+      }
+      this.maybePath(word, 'read');
+    }
+  }
+
+  /** The builtin sets these variables from input nobody can know (`read X`, `printf -v X`). */
+  assignsUnknown(names: Word[], what: string): void {
+    for (const word of names) {
+      const name = literal(word);
+      if (name === null) {
+        this.add(['unknown'], `${what} sets a variable whose name is computed (${word.raw}), which could be PATH or HOME`);
+        continue;
+      }
+      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) continue;
+      this.findings.push(...this.judge.assign(name, unknownWord(`$${name} (from ${what})`)));
+    }
+  }
+
+  /**
+   * Runs `words` as a nested command; its findings stay in its own part. The wrapper starts it
+   * as a program, so a `cd` there changes nothing here, unless `inShell` (`command cd`).
+   */
+  nested(words: Word[], stdin: Stdin = this.stdin, inShell = false): Outcome {
+    return this.judge.argv(words, words.map((w) => w.raw).join(' '), stdin, inShell);
   }
 
   outcome(): Outcome {
@@ -124,6 +225,23 @@ export class Cmd {
       transparent: this.transparent,
     };
   }
+}
+
+/** Option names that, for most build tools and unknown programs, name a file or directory written. */
+const OUTPUT_OPTION = new RegExp(
+  '^(' +
+    [
+      'o', 'output', 'out', 'outfile', 'out-file', 'output-file', 'outdir', 'out-dir', 'output-dir', 'output-directory', 'log-file', 'logfile',
+      'junitxml', 'junit-xml', 'basetemp', 'cache-dir', 'destdir', 'build-dir', 'target-dir', 'report-dir', 'output-path', 'dist-dir', 'emit-dir',
+      'coverage-dir', 'reports-dir', 'prefix', 'install-dir', 'installdir', 'install-prefix', 'pack-destination',
+    ].join('|') +
+    ')$',
+  'i',
+);
+
+/** A word whose value nobody knows (`what` says where it came from). */
+export function unknownWord(what: string): Word {
+  return { raw: what, segs: [{ t: 'val', v: { kind: 'unknown', taint: [], what }, q: true }] };
 }
 
 /**
@@ -159,45 +277,53 @@ export interface ParsedOpts {
 
 /**
  * A getopt-like reading of arguments. `shortWithValue` lists letters that take a value,
- * `longWithValue` long names that do (`--name value` or `--name=value`).
+ * `longWithValue` long names that do (`--name value` or `--name=value`). A word whose literal
+ * start is an option is read as one even when the rest is computed: the value of
+ * `--output=$HOME/x` or `-o$HOME/x` is `$HOME/x`, judged like any other path.
  */
 export function parseOpts(args: Word[], shortWithValue = '', longWithValue: string[] = [], stopAtFirstOperand = false): ParsedOpts {
   const flags = new Set<string>();
   const values = new Map<string, Word[]>();
   const operands: Word[] = [];
-  const put = (k: string, w: Word) => values.set(k, [...(values.get(k) ?? []), w]);
+  const put = (name: string, value: Word) => values.set(name, [...(values.get(name) ?? []), value]);
   for (let i = 0; i < args.length; i++) {
-    const w = args[i]!;
-    const s = literal(w);
-    if (s === '--') {
+    const word = args[i]!;
+    const whole = literal(word);
+    const start = whole ?? literalPrefix(word);
+    if (whole === '--') {
       operands.push(...args.slice(i + 1));
       break;
     }
-    if (s === null || !s.startsWith('-') || s === '-') {
-      operands.push(w);
+    const computedOption = whole === null && (start.startsWith('--') ? start.includes('=') : start.length > 1 && start.startsWith('-'));
+    if ((whole === null && !computedOption) || !start.startsWith('-') || start === '-') {
+      operands.push(word);
       if (stopAtFirstOperand) {
         operands.push(...args.slice(i + 1));
         break;
       }
       continue;
     }
-    if (s.startsWith('--')) {
-      const eq = s.indexOf('=');
-      const name = eq > 0 ? s.slice(2, eq) : s.slice(2);
-      if (eq > 0) put(name, litWord(s.slice(eq + 1), false));
+    if (start.startsWith('--')) {
+      const eq = start.indexOf('=');
+      const name = eq > 0 ? start.slice(2, eq) : start.slice(2);
+      if (eq > 0) put(name, dropPrefix(word, eq + 1));
       else if (longWithValue.includes(name) && i + 1 < args.length) put(name, args[++i]!);
       else flags.add(name);
       continue;
     }
-    for (let k = 1; k < s.length; k++) {
-      const c = s[k]!;
-      if (shortWithValue.includes(c)) {
-        if (k + 1 < s.length) put(c, litWord(s.slice(k + 1), false));
-        else if (i + 1 < args.length) put(c, args[++i]!);
+    let valueTaken = false;
+    for (let k = 1; k < start.length; k++) {
+      const letter = start[k]!;
+      if (shortWithValue.includes(letter)) {
+        if (k + 1 < start.length || whole === null) put(letter, dropPrefix(word, k + 1));
+        else if (i + 1 < args.length) put(letter, args[++i]!);
+        valueTaken = true;
         break;
       }
-      flags.add(c);
+      flags.add(letter);
     }
+    // `-x$VAR` with no value-taking letter before the computed part: the rest could be anything.
+    if (whole === null && !valueTaken) operands.push(dropPrefix(word, start.length));
   }
   return { flags, values, operands };
 }

@@ -33,10 +33,12 @@ export function decidePart(part: RawPart, policy: CompiledPolicy): DecisionPart 
   for (const f of part.findings) for (const c of f.categories) set.add(c);
   const categories = CATEGORIES.filter((c) => set.has(c));
   const line = part.argv.join(' ');
-  const matches: Pick[] = part.argv.length === 0 ? [] : policy.matchers.filter((m) => m.test(part.argv, line)).map((m) => ({ action: m.action, rule: m.name, reason: m.reason }));
+  const matches: Pick[] = part.argv.length === 0 ? [] : policy.matchers.filter((m) => m.test(part.argv, line)).map(
+      (m) => ({ action: m.action, rule: m.name, reason: m.reason }));
   const fromCategory = (c: Category): Pick => policy.categories[c];
   const guard = strictest(categories.filter((c) => GUARD_CATEGORIES.has(c)).map(fromCategory));
-  const ordinary = strictest(categories.filter((c) => !GUARD_CATEGORIES.has(c)).map(fromCategory)) ?? { action: 'allow' as const, rule: 'builtin:read_only', reason: 'nothing to judge' };
+  const ordinary = strictest(categories.filter((c) => !GUARD_CATEGORIES.has(c)).map(fromCategory)) ?? { action: 'allow' as const,
+      rule: 'builtin:read_only', reason: 'nothing to judge' };
   const deny = matches.find((m) => m.action === 'deny');
   let chosen: Pick;
   if (deny) chosen = deny;

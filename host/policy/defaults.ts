@@ -22,6 +22,7 @@ export const BUILTIN_CATEGORY_ACTIONS: Record<Category, { action: Action; reason
   persistence: { action: 'deny', reason: 'code planted to run later escapes the policy' },
   opaque_code: { action: 'deny', reason: 'downloaded or decoded code cannot be judged before it runs' },
   obfuscation: { action: 'deny', reason: 'a computed program could be anything' },
+  resource_exhaustion: { action: 'deny', reason: 'a fork bomb takes the whole host down, and a checkpoint cannot bring it back' },
   unknown: { action: 'require_approval', reason: 'what the policy cannot see, a person must' },
 };
 
@@ -29,7 +30,9 @@ export const BUILTIN_CATEGORY_ACTIONS: Record<Category, { action: Action; reason
  * Categories whose action is a floor: an argv rule that allows a command cannot lower them
  * (only a category rule in the user's file can). `cat *` allowed still cannot read /etc/shadow.
  */
-export const GUARD_CATEGORIES: ReadonlySet<Category> = new Set<Category>(['host_escape', 'privilege', 'persistence', 'opaque_code', 'obfuscation', 'unknown']);
+export const GUARD_CATEGORIES: ReadonlySet<Category> = new Set<Category>([
+  'host_escape', 'privilege', 'persistence', 'opaque_code', 'obfuscation', 'resource_exhaustion', 'unknown',
+]);
 
 /** The built-in defaults as rules, so `avfs policy rules` can list them beside the user's. */
 export function builtinRules(): PolicyRule[] {

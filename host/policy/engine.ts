@@ -28,12 +28,21 @@ export interface PolicyEngine {
 
 function checkContext(ctx: PolicyContext): void {
   for (const [k, v] of [['mountpoint', ctx.mountpoint], ['cwd', ctx.cwd]] as const) {
-    if (typeof v !== 'string' || !posix.isAbsolute(v)) throw new AvfsError('InvalidInput', `policy context ${k} must be an absolute path, got ${JSON.stringify(v)}`, { field: k });
+    if (typeof v !== 'string' || !posix.isAbsolute(v)) throw new AvfsError('InvalidInput',
+        `policy context ${k} must be an absolute path, got ${JSON.stringify(v)}`, { field: k });
   }
 }
 
-export async function createPolicyEngine(): Promise<PolicyEngine> {
-  const parser = await loadBashParser();
+export interface EngineOptions {
+  /**
+   * The process makes one decision and exits (`avfs policy check`, a proxied exec): load the
+   * parser for a fast start rather than fast parsing. See `loadBashParser`.
+   */
+  oneShot?: boolean;
+}
+
+export async function createPolicyEngine(options: EngineOptions = {}): Promise<PolicyEngine> {
+  const parser = await loadBashParser({ oneShot: options.oneShot === true });
   // Rule sets rarely change between calls: compile each array of sets once.
   const compiled = new WeakMap<RuleSet[], CompiledPolicy>();
   const defaults = compileRules([]);
@@ -52,8 +61,13 @@ export async function createPolicyEngine(): Promise<PolicyEngine> {
         ...(ctx.home ? { home: ctx.home } : {}),
       });
       const scope = walker.rootScope();
-      if ('shell' in cmd) walker.walkText(cmd.shell, scope, 'command');
-      else walker.walkArgv(cmd.argv, scope);
+      try {
+        if ('shell' in cmd) walker.walkText(cmd.shell, scope, 'command');
+        else walker.walkArgv(cmd.argv, scope);
+      } catch (e) {
+        // Fail closed: whatever was judged so far stands, and the rest needs a person.
+        walker.unfinished('shell' in cmd ? cmd.shell : cmd.argv.join(' '), e);
+      }
       return combine(walker.parts.map((p) => decidePart(p, policy)));
     },
   };

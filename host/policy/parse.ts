@@ -2,6 +2,7 @@
  * The shell parser: web-tree-sitter with the tree-sitter-bash grammar, loaded once per process.
  * Parsing is synchronous after `loadBashParser()` resolves.
  */
+import { setFlagsFromString } from 'node:v8';
 import { AvfsError } from '../protocol/errors';
 import { BASH_WASM, locateWasm, RUNTIME_WASM } from './wasm';
 
@@ -19,9 +20,22 @@ export interface BashParser {
   parse<T>(text: string, fn: (root: SyntaxNode) => T): T;
 }
 
+export interface ParserOptions {
+  /**
+   * The process makes a decision or two and exits (the CLI). V8 then compiles the 1.3 MB
+   * grammar with its baseline compiler only: by default it also optimises the whole module on
+   * background threads, and a one-shot process waits for that work at exit, several times the
+   * cost of the parse itself (docs/policy.md, "Cold start", has the figures). A long-lived process (the
+   * host, a mount server) should leave this off, since optimised code parses faster once warm.
+   * The choice is process-wide and fixed by the first load: it cannot change once wasm is compiled.
+   */
+  oneShot?: boolean;
+}
+
 let loading: Promise<BashParser> | undefined;
 
-export function loadBashParser(): Promise<BashParser> {
+export function loadBashParser(options: ParserOptions = {}): Promise<BashParser> {
+  if (options.oneShot && !loading) setFlagsFromString('--liftoff-only');
   loading ??= load().catch((e: unknown) => {
     loading = undefined;
     throw new AvfsError('Internal', `cannot load the shell parser: ${e instanceof Error ? e.message : String(e)}`);

@@ -5,7 +5,7 @@
  */
 import { posix } from 'node:path';
 import type { Category } from '../protocol/policy';
-import { expandBraces, hasGlob, isLiteral, literal, literalPrefix, type Word } from './words';
+import { braceExpansion, hasGlob, isLiteral, literal, literalPrefix, tildeAsHome, type Word } from './words';
 
 export type PathClass =
   | 'inside'
@@ -30,6 +30,8 @@ export interface PathContext {
   mountpoint: string;
   /** Absolute current directory, or null once a `cd` went somewhere unknown. */
   cwd: string | null;
+  /** Other directories the shell may be in (a `cd` that may have failed); relative paths are judged from each. */
+  otherCwds?: string[];
   /** The host user's home directory, if known; `~` is outside the workspace either way. */
   home?: string;
 }
@@ -54,7 +56,12 @@ const SECRET_RE = [
   /^\/var\/run\/docker\.sock$|^\/run\/docker\.sock$/,
 ];
 const HOME_SECRET_RE =
-  /^(\.ssh|\.aws|\.gnupg|\.kube|\.docker|\.azure|\.netrc|\.npmrc|\.pypirc|\.git-credentials|\.gitconfig|\.config\/gcloud|\.config\/gh|\.bash_history|\.zsh_history|\.password-store|\.vault-token|\.avfs)(\/|$)/;
+  new RegExp(
+    [
+      String.raw`^(\.ssh|\.aws|\.gnupg|\.kube|\.docker|\.azure|\.netrc|\.npmrc|\.pypirc|\.git-credentials|\.gitconfig`,
+      String.raw`|\.config\/gcloud|\.config\/gh|\.bash_history|\.zsh_history|\.password-store|\.vault-token|\.avfs)(\/|$)`,
+    ].join(''),
+  );
 
 function inside(p: string, mount: string): boolean {
   return mount === '/' || p === mount || p.startsWith(mount + '/');
@@ -100,7 +107,12 @@ function resolveLiteral(path: string, ctx: PathContext, glob: boolean): PathVerd
   const p = glob ? globBase(path) : path;
   if (p.startsWith('/')) return classifyAbsolute(posix.normalize(p), ctx);
   if (ctx.cwd === null) return { cls: 'unknown', shown: path };
-  return classifyAbsolute(posix.normalize(posix.join(ctx.cwd, p === '' ? '.' : p)), ctx);
+  let worst = classifyAbsolute(posix.normalize(posix.join(ctx.cwd, p === '' ? '.' : p)), ctx);
+  for (const other of ctx.otherCwds ?? []) {
+    const verdict = classifyAbsolute(posix.normalize(posix.join(other, p === '' ? '.' : p)), ctx);
+    if (RANK[verdict.cls] > RANK[worst.cls]) worst = { cls: verdict.cls, shown: `${verdict.shown} (if a cd failed)` };
+  }
+  return worst;
 }
 
 function homeJoin(rest: string, ctx: PathContext): PathVerdict {
@@ -111,12 +123,14 @@ function homeJoin(rest: string, ctx: PathContext): PathVerdict {
 }
 
 /** Judges one path word against the workspace. */
-export function judgePath(w: Word, ctx: PathContext): PathVerdict {
+export function judgePath(word: Word, ctx: PathContext): PathVerdict {
+  const w = tildeAsHome(word);
   if (isLiteral(w)) {
-    const alts = expandBraces(w);
+    const expansion = braceExpansion(w);
     const glob = hasGlob(w);
-    let worst: PathVerdict | undefined;
-    for (const a of alts) {
+    // Past the expansion's bounds the other words could be anywhere.
+    let worst: PathVerdict | undefined = expansion.complete ? undefined : { cls: 'unknown', shown: w.raw };
+    for (const a of expansion.words) {
       const v = resolveLiteral(a, ctx, glob);
       if (!worst || RANK[v.cls] > RANK[worst.cls]) worst = v;
     }
@@ -185,6 +199,20 @@ export function pathFinding(v: PathVerdict, use: PathUse): PathFinding | null {
     case 'unknown':
       return { categories: ['unknown'], why: `uses a path whose value is unknown (${v.shown})` };
   }
+}
+
+const TEMP_DIRS = /^\/(tmp|var\/tmp|dev\/shm|private\/tmp)(\/|$)/;
+
+/**
+ * Programs live on the host, so running `/usr/bin/rm` or putting `/opt/bin` in PATH is fine;
+ * a program (or a directory of them) in a shared temp directory, among secrets, or at an unknown
+ * place is not.
+ */
+export function programDirectory(v: PathVerdict): PathFinding | null {
+  if (v.cls === 'unknown') return { categories: ['unknown'], why: `runs programs from a place whose value is unknown (${v.shown})` };
+  if (v.cls === 'secret' || v.cls === 'socket' || TEMP_DIRS.test(v.shown)) return { categories: ['host_escape'],
+      why: `runs programs from outside the workspace (${v.shown})` };
+  return null;
 }
 
 /** True when a string looks like a URL or remote spec rather than a local path. */

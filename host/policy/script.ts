@@ -1,13 +1,17 @@
 /**
  * Walks a shell syntax tree and judges every simple command in it (pipelines, lists, subshells,
  * substitutions, here-docs, functions, loops), following what one command tells the next: the
- * current directory, variables, aliases, what a pipe carries, what was downloaded.
+ * current directory, variables, aliases, functions, what a pipe carries, what was downloaded.
  */
 import { classifyCommand } from './classify';
-import { Cmd, type Finding, type Judge, type Outcome, type Stdin } from './command';
+import { Cmd, type Finding, type Judge, type Outcome, type ScriptEffect, type ScriptMode, type Stdin } from './command';
 import { judgeAssignment } from './envVars';
+import { forEachNode, MAX_NESTING, MAX_PARTS, MAX_SHELL_DEPTH, MAX_TEXT, nestedDeeperThan } from './limits';
 import type { BashParser, SyntaxNode } from './parse';
-import { judgePath, type PathContext, pathFinding } from './paths';
+import { judgePath, type PathContext } from './paths';
+import { judgeRedirects, REDIRECT_TYPES } from './redirects';
+import { roughCommands } from './roughRead';
+import { adoptScope, copyScope, endlessLoop, type FunctionInfo, resolveName, type Scope, spawnsUnwaited, spawnsWithoutBound } from './shellState';
 import { evalWord, literal, litWord, type Taint, type Value, type Word, type WordScope } from './words';
 
 /** One judged piece before rules give it an action. */
@@ -23,27 +27,30 @@ export interface WalkContext {
   home?: string;
 }
 
-const MAX_DEPTH = 8;
-const MAX_TEXT = 64 * 1024;
-const MAX_PARTS = 500;
+/** Directories a failed cd may have left the shell in, before the policy calls it unknown. */
+const MAX_OTHER_CWDS = 8;
 
-interface Scope {
-  cwd: string | null;
-  vars: Map<string, Value | string>;
-  /** $1… values; 'unknown' inside function bodies. */
-  positional: (string | Value)[] | 'unknown';
-  aliases: Map<string, string>;
-  functions: Set<string>;
-  ifsChanged: boolean;
-  depth: number;
+/** How much of an over-long text the plain reading still looks at. */
+const MAX_ROUGH_TEXT = 4 * MAX_TEXT;
+
+const NUMERIC_VARS = new Set([
+  '#', '?', '$', '!', '-', 'RANDOM', 'LINENO', 'SECONDS', 'BASHPID', 'PPID', 'UID', 'EUID', 'COLUMNS', 'LINES', 'SHLVL', 'EPOCHSECONDS', 'SRANDOM',
+]);
+/** Builtins for which an `IFS=…` prefix is the ordinary way to split their input. */
+const IFS_READERS = new Set(['read', 'mapfile', 'readarray']);
+const INHERIT: Stdin = { kind: 'inherit' };
+
+function unknownValue(what: string): Value {
+  return { kind: 'unknown', taint: [], what };
 }
 
-function copyScope(s: Scope, over: Partial<Scope> = {}): Scope {
-  return { ...s, vars: new Map(s.vars), aliases: new Map(s.aliases), functions: new Set(s.functions), ...over };
+/** The value a variable takes from a word: its text when literal, a lone expansion's value, or unknown. */
+function valueOf(name: string, value: Word): Value | string {
+  const text = literal(value);
+  if (text !== null) return text;
+  const first = value.segs[0];
+  return value.segs.length === 1 && first?.t === 'val' ? first.v : unknownValue(value.raw || '$' + name);
 }
-
-const REDIRECT_TYPES = new Set(['file_redirect', 'heredoc_redirect', 'herestring_redirect']);
-const NUMERIC_VARS = new Set(['#', '?', '$', '!', '-', 'RANDOM', 'LINENO', 'SECONDS', 'BASHPID', 'PPID', 'UID', 'EUID', 'COLUMNS', 'LINES', 'SHLVL', 'EPOCHSECONDS', 'SRANDOM']);
 
 export class ScriptWalker {
   readonly parts: RawPart[] = [];
@@ -51,6 +58,10 @@ export class ScriptWalker {
   private readonly written = new Map<string, string>();
   /** Output taints of commands inside the substitution being judged. */
   private capture: Set<Taint>[] = [];
+  /** How many new processes deep the walk is (pipes, subshells, substitutions, `&`). */
+  private spawnDepth = 0;
+  /** Function bodies being walked, innermost last: the calls each makes. */
+  private defining: { calls: Map<string, boolean>; spawnDepth: number }[] = [];
 
   constructor(
     private readonly parser: BashParser,
@@ -58,27 +69,55 @@ export class ScriptWalker {
   ) {}
 
   rootScope(): Scope {
-    return { cwd: this.ctx.cwd, vars: new Map(), positional: [], aliases: new Map(), functions: new Set(), ifsChanged: false, depth: 0 };
+    return {
+      cwd: this.ctx.cwd,
+      otherCwds: [],
+      errexit: false,
+      dirStack: [],
+      vars: new Map(),
+      namerefs: new Map(),
+      positional: [],
+      aliases: new Map(),
+      functions: new Map(),
+      ifsChanged: false,
+      depth: 0,
+    };
   }
 
   walkText(text: string, scope: Scope, how: string): Outcome | undefined {
-    if (scope.depth > MAX_DEPTH) {
-      this.addPart(text, [], [{ categories: ['unknown'], why: `${how} nests shells deeper than ${MAX_DEPTH} levels` }]);
+    if (scope.depth > MAX_SHELL_DEPTH) {
+      this.addPart(text, [], [{ categories: ['unknown'], why: `${how} nests shells deeper than ${MAX_SHELL_DEPTH} levels` }]);
       return undefined;
     }
     if (text.length > MAX_TEXT) {
-      this.addPart(text.slice(0, 200) + '…', [], [{ categories: ['unknown'], why: `the command is longer than ${MAX_TEXT} characters` }]);
+      this.addPart(text.slice(0, 200) + '…', [], [
+          { categories: ['unknown'], why: `the command is longer than ${MAX_TEXT} characters, more than the policy reads` }]);
+      this.roughReading(text.slice(0, MAX_ROUGH_TEXT), scope);
       return undefined;
     }
     return this.parser.parse(text, (root) => {
+      if (nestedDeeperThan(root, MAX_NESTING)) {
+        this.addPart(text.slice(0, 200), [], [
+            { categories: ['unknown'], why:
+                `${how === 'command' ? 'the command' : how} nests deeper than ${MAX_NESTING} levels, more than the policy reads` }]);
+        this.roughReading(text, scope);
+        return undefined;
+      }
       if (root.hasError) this.parseFailure(root, text, scope, how);
-      return this.walk(root, scope, { kind: 'inherit' });
+      return this.walk(root, scope, INHERIT);
     });
   }
 
   walkArgv(argv: string[], scope: Scope): void {
     const words = argv.map((a) => litWord(a));
-    this.judgeWords(words, argv.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : JSON.stringify(a))).join(' '), { kind: 'inherit' }, scope, []);
+    this.judgeWords(words, argv.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : JSON.stringify(a))).join(' '), INHERIT, scope, []);
+  }
+
+  /** Records an `unknown` part: the walk could not finish (a bug, or a limit nobody foresaw). */
+  unfinished(text: string, error: unknown): void {
+    const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    this.parts.push({ command: text.slice(0, 200), argv: [], findings:
+        [{ categories: ['unknown'], why: `the policy could not finish reading the command (${message.slice(0, 200)})` }] });
   }
 
   private addPart(command: string, argv: string[], findings: Finding[]): void {
@@ -94,29 +133,44 @@ export class ScriptWalker {
   /** The parser could not read all of it: never allow, and judge the text a second way. */
   private parseFailure(root: SyntaxNode, text: string, scope: Scope, how: string): void {
     const bad: string[] = [];
-    (function find(n: SyntaxNode) {
-      if (n.type === 'ERROR' || n.isMissing) bad.push(n.text || `missing ${n.type}`);
-      else if (n.hasError) for (const c of n.children) if (c) find(c);
-    })(root);
-    this.addPart(text, [], [{ categories: ['unknown'], why: `${how === 'command' ? 'the command' : how} does not parse as shell${bad[0] ? ` near ${JSON.stringify(bad[0].slice(0, 40))}` : ''}` }]);
-    // A plain reading of the words, so that a parse error never hides a denied command.
-    for (const seg of roughCommands(text)) this.judgeWords(seg, seg.map((w) => w.raw).join(' '), { kind: 'inherit' }, copyScope(scope), []);
+    forEachNode(root, (node) => {
+      if ((node.type === 'ERROR' || node.isMissing) && bad.length === 0) bad.push(node.text || `missing ${node.type}`);
+    });
+    this.addPart(text, [], [
+        { categories: ['unknown'], why:
+            `${how === 'command' ? 'the command' : how} does not parse as shell${bad[0] ? ` near ${JSON.stringify(bad[0].slice(0, 40))}` : ''}` }]);
+    this.roughReading(text, scope);
   }
 
-  private judge(scope: Scope): Judge {
+  /** A plain reading of the words, so that a parse error or a limit never hides a denied command. */
+  private roughReading(text: string, scope: Scope): void {
+    for (const words of roughCommands(text)) this.judgeWords(words, words.map((w) => w.raw).join(' '), INHERIT, copyScope(scope), []);
+  }
+
+  private judge(scope: Scope, prefixVars?: Map<string, Value | string>): Judge {
     return {
       paths: () => this.paths(scope),
-      script: (text, how, positional) => {
-        this.walkText(text, copyScope(scope, { depth: scope.depth + 1, ...(positional ? { positional } : {}) }), how);
-      },
-      argv: (words, text, stdin) => this.judgeWords(words, text, stdin, scope, []),
+      script: (text, how, positional, mode) => this.runScript(text, scope, how, positional, mode),
+      argv: (words, text, stdin, inShell = false) => this.judgeWords(words, text, stdin, scope, [], inShell),
       downloaded: this.downloaded,
       written: this.written,
-      chdir: (dir) => {
-        scope.cwd = dir;
+      get cwd() {
+        return scope.cwd;
       },
+      chdir: (dir, mayFail) => this.chdir(scope, dir, mayFail),
+      get dirStack() {
+        return scope.dirStack;
+      },
+      variable: (name) => prefixVars?.get(name) ?? this.lookup(name, scope),
+      assign: (name, value) => this.assignVariable(scope, name, value, ''),
       get ifsChanged() {
         return scope.ifsChanged;
+      },
+      get errexit() {
+        return scope.errexit;
+      },
+      set errexit(on: boolean) {
+        scope.errexit = on;
       },
       alias: (name, value) => {
         scope.aliases.set(name, value);
@@ -124,8 +178,36 @@ export class ScriptWalker {
     };
   }
 
+  private runScript(text: string, scope: Scope, how: string, positional: (string | Value)[] | undefined, mode: ScriptMode = 'subshell'): ScriptEffect {
+    const inner = copyScope(scope, { depth: scope.depth + 1, ...(positional ? { positional } : {}) });
+    this.walkText(text, inner, how);
+    const changedDirectory = inner.cwd !== scope.cwd;
+    if (mode === 'current') adoptScope(scope, inner);
+    return { changedDirectory };
+  }
+
+  private chdir(scope: Scope, dir: string | null, mayFail = false): void {
+    const old = scope.cwd;
+    scope.vars.set('OLDPWD', old ?? unknownValue('$OLDPWD'));
+    scope.vars.delete('PWD');
+    if (dir === null || old === null) {
+      scope.cwd = null;
+      scope.otherCwds = [];
+      return;
+    }
+    // A cd that fails leaves the shell where it was, and the next command still runs.
+    if (mayFail && !scope.errexit && old !== dir && !scope.otherCwds.includes(old)) scope.otherCwds.push(old);
+    scope.otherCwds = scope.otherCwds.filter((other) => other !== dir);
+    if (scope.otherCwds.length > MAX_OTHER_CWDS) {
+      scope.cwd = null;
+      scope.otherCwds = [];
+      return;
+    }
+    scope.cwd = dir;
+  }
+
   private paths(scope: Scope): PathContext {
-    return { mountpoint: this.ctx.mountpoint, cwd: scope.cwd, ...(this.ctx.home ? { home: this.ctx.home } : {}) };
+    return { mountpoint: this.ctx.mountpoint, cwd: scope.cwd, otherCwds: scope.otherCwds, ...(this.ctx.home ? { home: this.ctx.home } : {}) };
   }
 
   private wordScope(scope: Scope): WordScope {
@@ -133,29 +215,31 @@ export class ScriptWalker {
       lookup: (name) => this.lookup(name, scope),
       substitute: (node) => this.substitute(node, scope),
       visit: (node) => {
-        this.walk(node, scope, { kind: 'inherit' });
+        this.walk(node, scope, INHERIT);
       },
     };
   }
 
-  private lookup(name: string, scope: Scope): Value | string {
+  private lookup(requested: string, scope: Scope): Value | string {
+    const name = resolveName(scope, requested);
+    if (name === null) return unknownValue('$' + requested);
     if (/^[1-9]$|^[@*]$/.test(name)) {
-      if (scope.positional === 'unknown') return { kind: 'unknown', taint: [], what: '$' + name };
+      if (scope.positional === 'unknown') return unknownValue('$' + name);
       if (name === '@' || name === '*') {
         const all = scope.positional;
-        return all.every((p): p is string => typeof p === 'string') ? all.join(' ') : { kind: 'unknown', taint: [], what: '$' + name };
+        return all.every((p): p is string => typeof p === 'string') ? all.join(' ') : unknownValue('$' + name);
       }
       return scope.positional[Number(name) - 1] ?? '';
     }
     if (NUMERIC_VARS.has(name)) return '0';
     if (name === '0') return 'bash';
-    const v = scope.vars.get(name);
-    if (v !== undefined) return scope.ifsChanged && typeof v === 'string' ? { kind: 'unknown', taint: [], what: '$' + name } : v;
+    const value = scope.vars.get(name);
+    if (value !== undefined) return scope.ifsChanged && typeof value === 'string' ? unknownValue('$' + name) : value;
     switch (name) {
       case 'HOME':
         return { kind: 'home' };
       case 'PWD':
-        return scope.cwd ?? { kind: 'unknown', taint: [], what: '$PWD' };
+        return scope.cwd ?? unknownValue('$PWD');
       case 'TMPDIR':
       case 'TMP':
       case 'TEMP':
@@ -168,8 +252,36 @@ export class ScriptWalker {
       case 'SHELL':
         return '/bin/bash';
       default:
-        return { kind: 'unknown', taint: [], what: '$' + name };
+        return unknownValue('$' + name);
     }
+  }
+
+  /**
+   * Sets a variable of this shell (following namerefs) and judges what the new value does
+   * (PATH, LD_PRELOAD, HOME …). Returns the findings; `text` names the part they go to.
+   */
+  private assignVariable(scope: Scope, name: string, value: Word, text: string): Finding[] {
+    const judged = new Cmd('', [], text, INHERIT, this.judge(scope));
+    const binding = scope.namerefs.get(name);
+    if (binding === '') {
+      // `declare -n ref; ref=NAME` binds the reference instead of assigning.
+      const target = literal(value);
+      scope.namerefs.set(name, target !== null && /^[A-Za-z_][A-Za-z0-9_]*$/.test(target) ? target : null);
+      if (target === null) judged.add(['unknown'], `the nameref ${name} is bound to a computed name`);
+      return judged.findings;
+    }
+    const target = resolveName(scope, name);
+    if (target === null) {
+      judged.add(['unknown'], `${name} is a nameref to a variable the policy cannot name, so the assignment could change anything (PATH, HOME …)`);
+      return judged.findings;
+    }
+    scope.vars.set(target, valueOf(target, value));
+    judgeAssignment(judged, target, value);
+    if (target === 'IFS') {
+      scope.ifsChanged = true;
+      judged.add(['unknown'], 'IFS is changed, so every later unquoted expansion splits in ways the policy does not follow');
+    }
+    return judged.findings;
   }
 
   private substitute(node: SyntaxNode, scope: Scope): Value {
@@ -183,13 +295,25 @@ export class ScriptWalker {
     let last: Outcome | undefined;
     try {
       const sub = copyScope(scope);
-      for (const c of inner) last = this.walk(c, sub, { kind: 'inherit' }) ?? last;
+      this.spawnDepth++;
+      for (const c of inner) last = this.walk(c, sub, INHERIT) ?? last;
     } finally {
+      this.spawnDepth--;
       this.capture.pop();
     }
     if (node.type === 'process_substitution') return { kind: 'procsub', taint: [...taint] };
     if (last?.outputsWorkspacePaths && taint.size === 0) return { kind: 'workspace' };
     return { kind: 'unknown', taint: [...taint], what: node.text };
+  }
+
+  /** Walks `node` as a new process (a subshell, a pipe element, a background job). */
+  private inNewProcess<T>(walk: () => T): T {
+    this.spawnDepth++;
+    try {
+      return walk();
+    } finally {
+      this.spawnDepth--;
+    }
   }
 
   /** Walks any node; returns the outcome of the last command run (for pipes and substitutions). */
@@ -201,15 +325,15 @@ export class ScriptWalker {
         return this.command(node, [], scope, stdin, node.text);
       case 'command_name': {
         // Only seen alone inside parse errors.
-        const w = evalWord(node.namedChildren[0] ?? node, this.wordScope(scope));
-        return this.judgeWords([w], node.text, stdin, scope, []);
+        const word = evalWord(node.namedChildren[0] ?? node, this.wordScope(scope));
+        return this.judgeWords([word], node.text, stdin, scope, []);
       }
       case 'redirected_statement':
         return this.redirected(node, scope, stdin);
       case 'pipeline':
         return this.pipeline(node, scope, stdin);
       case 'subshell':
-        return this.children(node, copyScope(scope), stdin);
+        return this.inNewProcess(() => this.children(node, copyScope(scope), stdin));
       case 'variable_assignment':
         this.assignment(node, scope, true);
         return undefined;
@@ -217,40 +341,186 @@ export class ScriptWalker {
         for (const c of node.namedChildren) if (c) this.assignment(c, scope, true);
         return undefined;
       case 'declaration_command':
+        this.declaration(node, scope, stdin);
+        return undefined;
+      case 'unset_command': {
+        const functions = node.namedChildren.some((c) => c?.type === 'word' && /^-\w*f/.test(c.text));
         for (const c of node.namedChildren) {
-          if (c?.type === 'variable_assignment') this.assignment(c, scope, true);
-          else if (c && c.type !== 'variable_name' && c.type !== 'word') this.walk(c, scope, stdin);
+          if (!c || c.type === 'word' && c.text.startsWith('-')) continue;
+          if (functions) scope.functions.delete(c.text);
+          else {
+            scope.vars.delete(resolveName(scope, c.text) ?? c.text);
+            scope.namerefs.delete(c.text);
+          }
         }
         return undefined;
-      case 'unset_command':
-        for (const c of node.namedChildren) if (c) scope.vars.delete(c.text);
-        return undefined;
-      case 'function_definition': {
-        const name = node.childForFieldName('name')?.text;
-        if (name) scope.functions.add(name);
-        const body = node.childForFieldName('body');
-        if (body) this.walk(body, copyScope(scope, { positional: 'unknown' }), { kind: 'inherit' });
-        return undefined;
       }
+      case 'function_definition':
+        this.defineFunction(node, scope);
+        return undefined;
       case 'for_statement':
         return this.forLoop(node, scope, stdin);
+      case 'while_statement':
+      case 'until_statement':
+      case 'c_style_for_statement': {
+        const body = node.childForFieldName('body');
+        if (endlessLoop(node) && body && spawnsUnwaited(body)) {
+          this.addPart(node.text.slice(0, 200), [], [
+              { categories: ['resource_exhaustion'], why: 'an endless loop starts background processes without waiting for them' }]);
+        }
+        return this.children(node, scope, stdin);
+      }
       case 'command_substitution':
       case 'process_substitution':
         this.substitute(node, scope);
         return undefined;
+      case 'list':
+        return this.list(node, scope, stdin);
+      case 'if_statement':
+        return this.ifStatement(node, scope, stdin);
       default:
         return this.children(node, scope, stdin);
     }
   }
 
-  private children(node: SyntaxNode, scope: Scope, stdin: Stdin): Outcome | undefined {
+  /**
+   * `a && b`: b runs only when a succeeded, so a `cd` in a did not fail there; `a || exit`: after
+   * the list, a succeeded. What a may have left otherwise stays possible after the list.
+   */
+  private list(node: SyntaxNode, scope: Scope, stdin: Stdin): Outcome | undefined {
+    const [left, right] = node.namedChildren;
+    const operator = node.children.find((c) => c && !c.isNamed)?.type;
+    if (!left || !right || (operator !== '&&' && operator !== '||')) return this.children(node, scope, stdin);
+    const known = scope.otherCwds.length;
+    this.walk(left, scope, stdin);
+    if (operator === '&&') {
+      const maybe = scope.otherCwds.splice(known);
+      const out = this.walk(right, scope, stdin);
+      if (scope.cwd !== null) scope.otherCwds.push(...maybe.filter((dir) => dir !== scope.cwd && !scope.otherCwds.includes(dir)));
+      return out;
+    }
+    const out = this.walk(right, scope, stdin);
+    if (/^(exit|return)\b/.test(right.text.trim())) scope.otherCwds.splice(known);
+    return out;
+  }
+
+  /** `if cd dir; then …`: the then-branch runs in dir. */
+  private ifStatement(node: SyntaxNode, scope: Scope, stdin: Stdin): Outcome | undefined {
     let last: Outcome | undefined;
-    for (const c of node.namedChildren) {
-      if (!c) continue;
-      // Only the first command of a block reads the block's input.
-      last = this.walk(c, scope, stdin) ?? last;
+    let known = scope.otherCwds.length;
+    let inCondition = true;
+    for (let at = 0; at < node.childCount; at++) {
+      const child = node.child(at);
+      if (!child) continue;
+      if (child.type === 'then') {
+        scope.otherCwds.splice(known);
+        inCondition = false;
+      }
+      if (!child.isNamed) continue;
+      if (inCondition && node.fieldNameForChild(at) === 'condition') known = Math.min(known, scope.otherCwds.length);
+      last = this.walk(child, scope, stdin) ?? last;
     }
     return last;
+  }
+
+  private children(node: SyntaxNode, scope: Scope, stdin: Stdin): Outcome | undefined {
+    let last: Outcome | undefined;
+    for (const child of node.namedChildren) {
+      if (!child) continue;
+      // `cmd &` runs in a background subshell: what it changes stays there.
+      if (child.nextSibling?.type === '&') {
+        this.inNewProcess(() => this.walk(child, copyScope(scope), stdin));
+        continue;
+      }
+      last = this.walk(child, scope, stdin) ?? last;
+    }
+    return last;
+  }
+
+  private defineFunction(node: SyntaxNode, scope: Scope): void {
+    const name = node.childForFieldName('name')?.text;
+    const info: FunctionInfo = { calls: new Map(), changesDirectory: false };
+    if (name) scope.functions.set(name, info);
+    const body = node.childForFieldName('body');
+    if (!body) return;
+    const inner = copyScope(scope, { positional: 'unknown' });
+    this.defining.push({ calls: info.calls, spawnDepth: this.spawnDepth });
+    try {
+      this.walk(body, inner, INHERIT);
+    } finally {
+      this.defining.pop();
+    }
+    info.changesDirectory = inner.cwd !== scope.cwd;
+  }
+
+  /** Notes, for the function being defined, that its body runs `name` (and whether in a new process). */
+  private recordCall(name: string): void {
+    const current = this.defining[this.defining.length - 1];
+    if (!current) return;
+    current.calls.set(name, (current.calls.get(name) ?? false) || this.spawnDepth > current.spawnDepth);
+  }
+
+  /** Calling `name` reaches a function that keeps starting copies of itself. */
+  private forkBomb(scope: Scope, name: string): string | null {
+    const reachable = [name];
+    const seen = new Set(reachable);
+    for (let i = 0; i < reachable.length; i++) {
+      const current = reachable[i]!;
+      if (spawnsWithoutBound(scope.functions, current)) return current;
+      for (const callee of scope.functions.get(current)?.calls.keys() ?? []) {
+        if (!seen.has(callee) && scope.functions.has(callee)) {
+          seen.add(callee);
+          reachable.push(callee);
+        }
+      }
+    }
+    return null;
+  }
+
+  private declaration(node: SyntaxNode, scope: Scope, stdin: Stdin): void {
+    const keyword = node.child(0)?.type ?? 'declare';
+    // `declare -n`, `typeset -n`, `local -n`: a nameref (for export, -n removes the export flag).
+    const nameref = keyword !== 'export' && node.namedChildren.some((c) => c?.type === 'word' && /^-[A-Za-z]*n/.test(c.text));
+    for (const child of node.namedChildren) {
+      if (!child) continue;
+      if (child.type === 'variable_assignment') {
+        if (nameref) this.declareNameref(child, scope);
+        else this.assignment(child, scope, true);
+      } else if (child.type === 'variable_name') {
+        if (nameref) scope.namerefs.set(child.text, '');
+      } else if (child.type === 'word' || child.type === 'string' || child.type === 'raw_string' || child.type === 'concatenation' ||
+          child.type === 'simple_expansion' || child.type === 'expansion') {
+        this.declarationWord(child, scope, keyword);
+      } else this.walk(child, scope, stdin);
+    }
+  }
+
+  /** A word after declare/export that is not a plain name: an option, or an assignment bash reads from a string. */
+  private declarationWord(node: SyntaxNode, scope: Scope, keyword: string): void {
+    const word = evalWord(node, this.wordScope(scope));
+    const text = literal(word);
+    if (text !== null && /^[-+]/.test(text)) return;
+    if (text !== null && /^[A-Za-z_][A-Za-z0-9_]*$/.test(text)) return;
+    const assign = text === null ? null : /^([A-Za-z_][A-Za-z0-9_]*)=/.exec(text);
+    if (assign) {
+      const findings = this.assignVariable(scope, assign[1]!, litWord(text!.slice(assign[0].length)), node.text);
+      if (findings.length > 0) this.addPart(node.text, [keyword, text!], findings);
+      return;
+    }
+    this.addPart(node.text, [keyword, word.raw], [
+        { categories: ['unknown'], why: `${keyword} sets a variable whose name is computed (${word.raw}), which could be PATH or HOME` }]);
+  }
+
+  private declareNameref(node: SyntaxNode, scope: Scope): void {
+    const name = node.childForFieldName('name')?.text;
+    const valueNode = node.childForFieldName('value');
+    if (!name) return;
+    const target = valueNode ? literal(evalWord(valueNode, this.wordScope(scope))) : '';
+    if (target !== null && (target === '' || /^[A-Za-z_][A-Za-z0-9_]*$/.test(target))) scope.namerefs.set(name, target);
+    else {
+      scope.namerefs.set(name, null);
+      this.addPart(node.text, [], [{ categories: ['unknown'], why: `the nameref ${name} points at a computed name` }]);
+    }
   }
 
   private forLoop(node: SyntaxNode, scope: Scope, stdin: Stdin): Outcome | undefined {
@@ -263,34 +533,36 @@ export class ScriptWalker {
       }
     }
     if (variable) {
+      // The loop assigns each value in turn: `for PATH in /tmp` is an assignment to PATH.
+      const findings = values.flatMap((w) => this.assignVariable(copyScope(scope), variable, w, node.text));
+      if (findings.some((f) => !f.categories.every((c) => c === 'read_only'))) this.addPart(`for ${variable} in …`, [], findings);
       const allInside = values.length > 0 && values.every((w) => literal(w) !== null && judgePath(w, this.paths(scope)).cls === 'inside');
       const allLiteral = values.every((w) => literal(w) !== null && !/[/~.]/.test(literal(w)!));
-      scope.vars.set(variable, allInside || (allLiteral && values.length > 0) ? { kind: 'workspace' } : { kind: 'unknown', taint: [], what: '$' + variable });
+      const target = resolveName(scope, variable) ?? variable;
+      scope.vars.set(target, allInside || (allLiteral && values.length > 0) ? { kind: 'workspace' } : unknownValue('$' + variable));
     }
     const body = node.childForFieldName('body');
     return body ? this.walk(body, scope, stdin) : undefined;
   }
 
-  private assignment(node: SyntaxNode, scope: Scope, standalone: boolean): Finding[] {
+  /** `NAME=value`, alone (it stays for the rest of the line) or before a command (only for it). */
+  private assignment(node: SyntaxNode, scope: Scope, standalone: boolean): { name: string; value: Word; findings: Finding[] } | null {
     const nameNode = node.childForFieldName('name');
     const valueNode = node.childForFieldName('value');
     const name = nameNode?.type === 'variable_name' ? nameNode.text : null;
-    if (nameNode && nameNode.type !== 'variable_name') this.walk(nameNode, scope, { kind: 'inherit' });
+    if (nameNode && nameNode.type !== 'variable_name') this.walk(nameNode, scope, INHERIT);
     const value = valueNode ? evalWord(valueNode, this.wordScope(scope)) : litWord('');
-    if (!name) return [];
-    const c = new Cmd('', [], node.text, { kind: 'inherit' }, this.judge(scope));
-    judgeAssignment(c, name, value);
-    if (name === 'IFS') {
-      scope.ifsChanged = true;
-      c.add(['read_only'], 'IFS changes how words split');
-    }
+    if (!name) return null;
     if (standalone) {
-      const lit = literal(value);
-      const first = value.segs[0];
-      scope.vars.set(name, lit ?? (value.segs.length === 1 && first?.t === 'val' ? first.v : { kind: 'unknown', taint: [], what: '$' + name }));
-      if (c.findings.length > 0) this.addPart(node.text, [`${name}=${value.raw}`], c.findings);
+      const findings = this.assignVariable(scope, name, value, node.text);
+      if (findings.length > 0) this.addPart(node.text, [`${name}=${value.raw}`], findings);
+      return { name, value, findings };
     }
-    return c.findings;
+    const judged = new Cmd('', [], node.text, INHERIT, this.judge(scope));
+    const target = resolveName(scope, name);
+    if (target === null) judged.add(['unknown'], `${name} is a nameref to a variable the policy cannot name`);
+    else judgeAssignment(judged, target, value);
+    return { name: target ?? name, value, findings: judged.findings };
   }
 
   private pipeline(node: SyntaxNode, scope: Scope, stdin: Stdin): Outcome | undefined {
@@ -299,7 +571,7 @@ export class ScriptWalker {
     const taintSoFar = new Set<Taint>(stdin.kind === 'data' ? stdin.taint : []);
     for (const c of node.namedChildren) {
       if (!c) continue;
-      last = this.walk(c, copyScope(scope), input);
+      last = this.inNewProcess(() => this.walk(c, copyScope(scope), input));
       // Bytes keep their taint through every filter downstream.
       for (const t of last?.outputTaint ?? []) taintSoFar.add(t);
       input = {
@@ -322,107 +594,58 @@ export class ScriptWalker {
     }
     if (body?.type === 'command') return this.command(body, redirects, scope, stdin, node.text);
     // A compound statement with redirects: judge the redirects as their own part.
-    const r = this.redirects(redirects, scope);
+    const r = judgeRedirects(redirects, this.wordScope(scope), this.paths(scope));
     if (r.findings.length > 0) this.addPart(node.text.slice(0, 200), ['(redirect)'], r.findings);
     return body ? this.walk(body, scope, r.stdin ?? stdin) : undefined;
   }
 
-  /** Judges redirections: where output goes, where input comes from. */
-  private redirects(nodes: SyntaxNode[], scope: Scope): { findings: Finding[]; stdin?: Stdin; writes: { path: string; append: boolean }[] } {
-    const findings: Finding[] = [];
-    const writes: { path: string; append: boolean }[] = [];
-    let stdin: Stdin | undefined;
-    const ws = this.wordScope(scope);
-    const all: SyntaxNode[] = [];
-    for (const n of nodes) {
-      all.push(n);
-      // `cat <<EOF > out` nests the file redirect inside the here-doc one.
-      for (const c of n.namedChildren) if (c && REDIRECT_TYPES.has(c.type)) all.push(c);
-    }
-    for (const n of all) {
-      if (n.type === 'heredoc_redirect') {
-        const start = n.namedChildren.find((c) => c?.type === 'heredoc_start')?.text ?? '';
-        const body = n.namedChildren.find((c) => c?.type === 'heredoc_body');
-        const quoted = /['"\\]/.test(start);
-        const exps = body ? body.namedChildren.filter((c): c is SyntaxNode => !!c && c.type !== 'heredoc_content') : [];
-        const taint = new Set<Taint>();
-        if (!quoted) {
-          for (const e of exps) {
-            const w = evalWord(e, ws);
-            for (const s of w.segs) if (s.t === 'val' && (s.v.kind === 'unknown' || s.v.kind === 'procsub')) for (const t of s.v.taint) taint.add(t);
-          }
-        }
-        const text = quoted || exps.length === 0 ? (body?.text ?? '') : null;
-        stdin = { kind: 'data', text, taint: [...taint], from: 'a here-document' };
-        continue;
-      }
-      if (n.type === 'herestring_redirect') {
-        const wn = n.namedChildren.filter((c): c is SyntaxNode => !!c).pop();
-        const w = wn ? evalWord(wn, ws) : litWord('');
-        const taint = new Set<Taint>();
-        for (const s of w.segs) if (s.t === 'val' && (s.v.kind === 'unknown' || s.v.kind === 'procsub')) for (const t of s.v.taint) taint.add(t);
-        const lit = literal(w);
-        stdin = { kind: 'data', text: lit === null ? null : lit + '\n', taint: [...taint], from: 'a here-string' };
-        continue;
-      }
-      const dest = n.childForFieldName('destination');
-      const op = n.children.find((c) => c && !c.isNamed)?.type ?? '>';
-      if (!dest) continue;
-      if ((op === '>&' || op === '<&' || op === '>&-' || op === '<&-') && /^(\d+|-)$/.test(dest.text)) continue;
-      const w = evalWord(dest, ws);
-      const use = op === '<' ? 'read' : 'write';
-      const v = judgePath(w, this.paths(scope));
-      const f = pathFinding(v, use);
-      if (f) findings.push(f);
-      else if (use === 'write' && v.cls === 'inside') {
-        findings.push({ categories: ['mutating'], why: `writes ${w.raw} (redirect ${op})` });
-        writes.push({ path: v.shown, append: op === '>>' || op === '&>>' });
-      }
-      if (op === '<' || op === '<>') stdin = { kind: 'data', text: null, taint: v.cls === 'socket' ? ['remote'] : [], from: w.raw };
-      if (op === '<>' && v.cls === 'socket') findings.push({ categories: ['networked'], why: 'opens a network socket for reading and writing' });
-    }
-    return { findings, ...(stdin ? { stdin } : {}), writes };
-  }
-
   private command(node: SyntaxNode, outer: SyntaxNode[], scope: Scope, stdin: Stdin, text: string): Outcome | undefined {
     const ws = this.wordScope(scope);
-    const assignFindings: Finding[] = [];
+    const prefixFindings: Finding[] = [];
+    const prefixVars = new Map<string, Value | string>();
     const words: Word[] = [];
     const redirects = [...outer];
     for (let i = 0; i < node.childCount; i++) {
-      const c = node.child(i);
-      if (!c) continue;
+      const child = node.child(i);
+      if (!child) continue;
       const field = node.fieldNameForChild(i);
-      if (c.type === 'variable_assignment') assignFindings.push(...this.assignment(c, scope, false));
-      else if (REDIRECT_TYPES.has(c.type)) redirects.push(c);
-      else if (field === 'name') words.push(evalWord(c.namedChildren[0] ?? c, ws));
-      else if (field === 'argument') words.push(evalWord(c, ws));
-      else if (c.isNamed && c.type !== 'comment') this.walk(c, scope, { kind: 'inherit' });
+      if (child.type === 'variable_assignment') {
+        const assigned = this.assignment(child, scope, false);
+        if (assigned) {
+          prefixFindings.push(...assigned.findings);
+          prefixVars.set(assigned.name, valueOf(assigned.name, assigned.value));
+        }
+      } else if (REDIRECT_TYPES.has(child.type)) redirects.push(child);
+      else if (field === 'name') words.push(evalWord(child.namedChildren[0] ?? child, ws));
+      else if (field === 'argument') words.push(evalWord(child, ws));
+      else if (child.isNamed && child.type !== 'comment') this.walk(child, scope, INHERIT);
     }
-    const r = this.redirects(redirects, scope);
-    const extra = [...assignFindings, ...r.findings];
+    const r = judgeRedirects(redirects, this.wordScope(scope), this.paths(scope));
+    const name = words[0] ? literal(words[0]) : null;
+    if (prefixVars.has('IFS') && !(name !== null && IFS_READERS.has(name))) {
+      prefixFindings.push({ categories: ['unknown'], why:
+          'IFS is changed for a command other than read, so its words split in ways the policy does not follow' });
+    }
+    const extra = [...prefixFindings, ...r.findings];
     if (words.length === 0) {
       if (extra.length > 0) this.addPart(text, [], extra);
       return undefined;
     }
-    // An alias defined earlier on the line replaces the first word.
-    const name = literal(words[0]!);
+    if (name !== null) this.recordCall(name);
+    // An alias defined earlier on the line replaces the first word, in this very shell.
     const alias = name !== null ? scope.aliases.get(name) : undefined;
     if (alias !== undefined) {
-      scope.aliases.delete(name!);
-      const out = this.walkText(`${alias} ${words.slice(1).map((w) => w.raw).join(' ')}`, copyScope(scope, { depth: scope.depth + 1 }), `alias ${name}`);
+      const inner = copyScope(scope, { depth: scope.depth + 1 });
+      inner.aliases.delete(name!);
+      const out = this.walkText(`${alias} ${words.slice(1).map((w) => w.raw).join(' ')}`, inner, `alias ${name}`);
+      adoptScope(scope, inner);
       scope.aliases.set(name!, alias);
       if (extra.length > 0) this.addPart(text, [], extra);
       return out;
     }
-    if (name !== null && scope.functions.has(name)) {
-      const c = new Cmd(name, words.slice(1), text, stdin, this.judge(scope));
-      c.add(['read_only'], `calls the function ${name} (its body is judged where it is defined)`);
-      for (const a of c.args) c.maybePath(a, 'read');
-      this.addPart(text, [name, ...words.slice(1).map((w) => w.raw)], [...c.findings, ...extra]);
-      return c.outcome();
-    }
-    const out = this.judgeWords(words, text, r.stdin ?? stdin, scope, extra);
+    const fn = name !== null ? scope.functions.get(name) : undefined;
+    if (fn) return this.callFunction(name!, fn, words, text, stdin, scope, extra);
+    const out = this.judgeWords(words, text, r.stdin ?? stdin, scope, extra, true, prefixVars);
     for (const w of r.writes) {
       if (out.outputTaint.includes('remote')) this.downloaded.add(w.path);
       // Remember scripts written with known text, so running them later is judged by their text.
@@ -432,64 +655,31 @@ export class ScriptWalker {
     return out;
   }
 
+  private callFunction(name: string, fn: FunctionInfo, words: Word[], text: string, stdin: Stdin, scope: Scope, extra: Finding[]): Outcome {
+    const call = new Cmd(name, words.slice(1), text, stdin, this.judge(scope));
+    call.add(['read_only'], `calls the function ${name} (its body is judged where it is defined)`);
+    for (const a of call.args) call.maybePath(a, 'read');
+    // While a body is being defined its calls are only being recorded; the real call is judged.
+    const bomb = this.defining.length === 0 ? this.forkBomb(scope, name) : null;
+    if (bomb !== null) call.add(['resource_exhaustion'],
+        `${bomb === name ? name : `${name} reaches ${bomb}, which`} starts copies of itself in new processes without end (a fork bomb)`);
+    if (fn.changesDirectory) {
+      this.chdir(scope, null);
+      call.add(['unknown'], `the function ${name} changes the current directory, so where later paths lead is unknown`);
+    }
+    this.addPart(text, [name, ...words.slice(1).map((w) => w.raw)], [...call.findings, ...extra]);
+    return call.outcome();
+  }
+
   /** Classifies a command given as words and records its part. */
-  judgeWords(words: Word[], text: string, stdin: Stdin, scope: Scope, extra: Finding[]): Outcome {
-    const out = classifyCommand(words, text, stdin, this.judge(scope));
+  judgeWords(words: Word[], text: string, stdin: Stdin, scope: Scope, extra: Finding[], inShell = true, prefixVars?: Map<string, Value | string>): Outcome {
+    const out = classifyCommand(words, text, stdin, this.judge(scope, prefixVars), inShell);
     const findings = [...out.findings, ...extra];
-    if (!out.transparent || extra.length > 0) {
+    // A transparent wrapper (env, nice, xargs …) is reported only when it found something itself.
+    if (!out.transparent || findings.length > 0) {
       this.addPart(text, out.argv, findings.length > 0 ? findings : [{ categories: ['mutating'], why: `runs ${out.argv[0] ?? 'a program'}` }]);
     }
     for (const cap of this.capture) for (const t of out.outputTaint) cap.add(t);
     return out;
   }
 }
-
-/**
- * A plain tokenizer for text the parser rejected: splits on unquoted ; | & ( ) ` and newlines,
- * then into words with quotes removed, so each piece can still be judged.
- */
-export function roughCommands(text: string): Word[][] {
-  const out: Word[][] = [];
-  let cmd: Word[] = [];
-  let segs: Word['segs'] = [];
-  let raw = '';
-  const flushWord = () => {
-    if (raw !== '') cmd.push({ raw, segs: segs.length ? segs : [{ t: 'lit', s: '', q: true }] });
-    segs = [];
-    raw = '';
-  };
-  const flushCmd = () => {
-    flushWord();
-    if (cmd.length) out.push(cmd);
-    cmd = [];
-  };
-  const lit = (s: string, q: boolean) => segs.push({ t: 'lit', s, q });
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i]!;
-    if (ch === '\\' && i + 1 < text.length) {
-      raw += ch + text[i + 1];
-      lit(text[++i]!, true);
-    } else if (ch === "'" || ch === '"') {
-      const end = text.indexOf(ch, i + 1);
-      const body = end < 0 ? text.slice(i + 1) : text.slice(i + 1, end);
-      raw += ch + body + (end < 0 ? '' : ch);
-      if (ch === '"' && /\$|`/.test(body)) segs.push({ t: 'val', v: { kind: 'unknown', taint: [], what: body }, q: true });
-      else lit(body, true);
-      i = end < 0 ? text.length : end;
-    } else if (ch === '$' && text[i + 1] !== undefined && /[A-Za-z_{(@*#?$!0-9]/.test(text[i + 1]!)) {
-      let j = i + 1;
-      while (j < text.length && /[A-Za-z0-9_{}]/.test(text[j]!)) j++;
-      raw += text.slice(i, j || i + 1);
-      segs.push({ t: 'val', v: { kind: 'unknown', taint: [], what: text.slice(i, j) }, q: false });
-      i = Math.max(i, j - 1);
-    } else if (/[;|&()`\n]/.test(ch)) flushCmd();
-    else if (/\s/.test(ch)) flushWord();
-    else {
-      raw += ch;
-      lit(ch, false);
-    }
-  }
-  flushCmd();
-  return out.map((c) => c.filter((w) => !/^[<>]|^\d*[<>]/.test(w.raw)));
-}
-

@@ -72,6 +72,54 @@ export function taints(w: Word): Set<Taint> {
   return out;
 }
 
+/**
+ * The word without its first `n` characters, which must lie in its literal start: the value of
+ * `--output=$HOME/x` is the word after `--output=`, whatever follows it.
+ */
+export function dropPrefix(w: Word, n: number): Word {
+  const segs: Seg[] = [];
+  let left = n;
+  for (const s of w.segs) {
+    if (left > 0 && s.t === 'lit') {
+      if (s.s.length <= left) {
+        left -= s.s.length;
+        continue;
+      }
+      segs.push({ ...s, s: s.s.slice(left) });
+      left = 0;
+      continue;
+    }
+    segs.push(s);
+  }
+  return { raw: w.raw.length > n ? w.raw.slice(n) : '', segs };
+}
+
+/** The word cut at each `sep` in its literal text (`$HOME/bin:$PATH` → `$HOME/bin`, `$PATH`). */
+export function splitWord(w: Word, sep: string): Word[] {
+  const pieces: Word[] = [];
+  let segs: Seg[] = [];
+  for (const s of w.segs) {
+    if (s.t !== 'lit' || !s.s.includes(sep)) {
+      segs.push(s);
+      continue;
+    }
+    const parts = s.s.split(sep);
+    parts.forEach((part, i) => {
+      if (i > 0) {
+        pieces.push({ raw: segsText(segs), segs });
+        segs = [];
+      }
+      if (part !== '') segs.push({ ...s, s: part });
+    });
+  }
+  pieces.push({ raw: segsText(segs), segs });
+  return pieces;
+}
+
+function segsText(segs: Seg[]): string {
+  return segs.map((s) => (s.t === 'lit' ? s.s : s.v.kind === 'unknown' ? s.v.what : `$${s.v.kind}`)).join('');
+}
+
 /** Unquoted glob characters: the word names whatever files match. */
 export function hasGlob(w: Word): boolean {
   return w.segs.some((s) => s.t === 'lit' && !s.q && /[*?[]/.test(s.s));
@@ -84,75 +132,87 @@ export function display(w: Word): string {
 }
 
 const MAX_BRACE_WORDS = 256;
+/** Characters scanned per word: plenty for real words, a bound for `{a,b}` repeated a thousand times. */
+const MAX_BRACE_WORK = 1 << 20;
+
+export interface BraceExpansion {
+  words: string[];
+  /** False when the expansion was cut short (too many words or steps): the words are a sample. */
+  complete: boolean;
+}
 
 /**
  * Brace expansion (`{a,b}c`, `{1..3}`) on a literal word: bash does it before anything else, so
- * `{rm,-rf,/}` in command position is `rm -rf /`. Quoted braces are left alone.
+ * `{rm,-rf,/}` in command position is `rm -rf /`. Quoted braces are left alone. Bounded: past
+ * MAX_BRACE_WORDS words or MAX_BRACE_WORK characters scanned the result says it is incomplete.
  */
-export function expandBraces(w: Word): string[] {
-  const chars: { c: string; q: boolean }[] = [];
+export function braceExpansion(w: Word): BraceExpansion {
+  const chars: Ch[] = [];
   for (const s of w.segs) {
-    if (s.t !== 'lit') return [literal(w) ?? w.raw];
+    if (s.t !== 'lit') return { words: [literal(w) ?? w.raw], complete: true };
     for (const c of s.s) chars.push({ c, q: s.q });
   }
-  const out = braceExpand(chars, 0);
-  return out.slice(0, MAX_BRACE_WORDS).map((cs) => cs.map((x) => x.c).join(''));
+  if (!chars.some((ch) => ch.c === '{' && !ch.q)) return { words: [chars.map((ch) => ch.c).join('')], complete: true };
+  const words: string[] = [];
+  // Depth first, alternatives in order, so the first word is the one bash puts first.
+  const pending: Ch[][] = [chars];
+  let work = 0;
+  while (pending.length > 0) {
+    const item = pending.pop()!;
+    work += item.length;
+    if (words.length >= MAX_BRACE_WORDS || work > MAX_BRACE_WORK) return { words, complete: false };
+    const alternatives = firstBraceGroup(item);
+    if (alternatives === null) words.push(item.map((ch) => ch.c).join(''));
+    else for (let i = alternatives.length - 1; i >= 0; i--) pending.push(alternatives[i]!);
+  }
+  return { words, complete: true };
+}
+
+export function expandBraces(w: Word): string[] {
+  return braceExpansion(w).words;
 }
 
 type Ch = { c: string; q: boolean };
 
-function braceExpand(chars: Ch[], depth: number): Ch[][] {
-  if (depth > 8) return [chars];
+/**
+ * The word with its leftmost brace expression expanded (one word per alternative), or null when
+ * it has none. One pass: braces are matched with a stack, each group keeping its own commas; an
+ * unmatched `{` or a group with neither a comma nor a `..` sequence stays literal.
+ */
+function firstBraceGroup(chars: Ch[]): Ch[][] | null {
+  const open: { at: number; commas: number[] }[] = [];
+  let best: { at: number; close: number; commas: number[] } | null = null;
   for (let i = 0; i < chars.length; i++) {
-    const open = chars[i]!;
-    if (open.c !== '{' || open.q) continue;
-    let level = 0;
-    const commas: number[] = [];
-    let close = -1;
-    for (let j = i + 1; j < chars.length; j++) {
-      const ch = chars[j]!;
-      if (ch.q) continue;
-      if (ch.c === '{') level++;
-      else if (ch.c === '}') {
-        if (level === 0) {
-          close = j;
-          break;
-        }
-        level--;
-      } else if (ch.c === ',' && level === 0) commas.push(j);
+    const ch = chars[i]!;
+    if (ch.q) continue;
+    if (ch.c === '{') open.push({ at: i, commas: [] });
+    else if (ch.c === ',' && open.length > 0) open[open.length - 1]!.commas.push(i);
+    else if (ch.c === '}' && open.length > 0) {
+      const group = open.pop()!;
+      if (best !== null && best.at < group.at) continue;
+      const isSequence = group.commas.length === 0 && i - group.at < 48 && SEQUENCE.test(chars.slice(group.at + 1, i).map((x) => x.c).join(''));
+      if (group.commas.length > 0 || isSequence) best = { at: group.at, close: i, commas: group.commas };
     }
-    if (close < 0) return [chars];
-    const pre = chars.slice(0, i);
-    const post = chars.slice(close + 1);
-    let alts: Ch[][];
-    if (commas.length > 0) {
-      alts = [];
-      let from = i + 1;
-      for (const c of [...commas, close]) {
-        alts.push(chars.slice(from, c));
-        from = c + 1;
-      }
-    } else {
-      const inner = chars.slice(i + 1, close).map((x) => x.c).join('');
-      const seq = /^(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.-?\d+)?$/.exec(inner);
-      if (!seq) {
-        // Not a brace expression here; keep the brace and look further on.
-        const rest = braceExpand(chars.slice(i + 1), depth);
-        return rest.map((r) => [...chars.slice(0, i + 1), ...r]);
-      }
-      alts = sequence(seq[1]!, seq[2]!).map((s) => [...s].map((c) => ({ c, q: true })));
-    }
-    const out: Ch[][] = [];
-    for (const a of alts) {
-      for (const e of braceExpand([...pre, ...a, ...post], depth + 1)) {
-        out.push(e);
-        if (out.length >= MAX_BRACE_WORDS) return out;
-      }
-    }
-    return out;
   }
-  return [chars];
+  if (best === null) return null;
+  const pre = chars.slice(0, best.at);
+  const post = chars.slice(best.close + 1);
+  let alternatives: Ch[][];
+  if (best.commas.length > 0) {
+    alternatives = [];
+    let from = best.at + 1;
+    for (const comma of [...best.commas, best.close]) {
+      alternatives.push(chars.slice(from, comma));
+      from = comma + 1;
+    }
+  } else {
+    const seq = SEQUENCE.exec(chars.slice(best.at + 1, best.close).map((x) => x.c).join(''))!;
+    alternatives = sequence(seq[1]!, seq[2]!).map((s) => [...s].map((c) => ({ c, q: true })));
+  }
+  return alternatives.map((alt) => [...pre, ...alt, ...post]);
 }
+
+const SEQUENCE = /^(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.-?\d+)?$/;
 
 function sequence(a: string, b: string): string[] {
   const na = Number(a);
@@ -186,7 +246,8 @@ export function decodeAnsiC(body: string): string {
       continue;
     }
     const n = body[++i]!;
-    const simple: Record<string, string> = { a: '\x07', b: '\b', e: '\x1b', E: '\x1b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', "'": "'", '"': '"', '?': '?' };
+    const simple: Record<string, string> = { a: '\x07', b: '\b', e: '\x1b', E: '\x1b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', "'":
+        "'", '"': '"', '?': '?' };
     if (n in simple) out += simple[n];
     else if (n === 'x') {
       const m = /^[0-9a-fA-F]{1,2}/.exec(body.slice(i + 1));
@@ -242,18 +303,40 @@ function valueSeg(v: Value | string, q: boolean): Seg {
 export function evalWord(node: SyntaxNode, scope: WordScope): Word {
   const segs: Seg[] = [];
   pushSegs(node, scope, segs, false);
-  // A leading unquoted ~ is the home directory (or another user's).
+  // A leading unquoted ~ is the home directory (or another user's); bash also expands it after
+  // `name=` in any word (`dd of=~/.bashrc`, `make PREFIX=~/x`), though not after `--name=`.
   const first = segs[0];
-  if (first && first.t === 'lit' && !first.q && first.s.startsWith('~')) {
-    const m = /^~([A-Za-z0-9._-]*)(.*)$/s.exec(first.s)!;
-    const user = m[1]!;
-    const rest = m[2]!;
-    if (rest === '' || rest.startsWith('/')) {
-      const v: Value = user === '' ? { kind: 'home' } : user === '+' || user === '-' ? { kind: 'unknown', taint: [], what: '~' + user } : { kind: 'host', path: `~${user}` };
-      segs.splice(0, 1, { t: 'val', v, q: false }, ...(rest ? [{ t: 'lit' as const, s: rest, q: false }] : []));
-    }
+  if (first && first.t === 'lit' && !first.q) {
+    const assign = /^[A-Za-z_][A-Za-z0-9_]*=(?=~)/.exec(first.s);
+    const at = assign ? assign[0].length : 0;
+    const tilde = first.s.startsWith('~', at) ? tildeSegs(first.s.slice(at)) : null;
+    if (tilde) segs.splice(0, 1, ...(at > 0 ? [{ t: 'lit' as const, s: first.s.slice(0, at), q: false }] : []), ...tilde);
   }
   return { raw: node.text, segs: mergeLits(segs) };
+}
+
+/**
+ * A word whose unquoted text starts with `~`, read as the home directory. Bash leaves `~` alone in
+ * `--file=~/x` or a sed `w ~/x`, but whoever wrote it meant home, and a directory really named
+ * `~` in the workspace is rarer than a mistake; the cautious reading is home.
+ */
+export function tildeAsHome(w: Word): Word {
+  const first = w.segs[0];
+  if (!first || first.t !== 'lit' || first.q || !first.s.startsWith('~')) return w;
+  const tilde = tildeSegs(first.s);
+  return tilde ? { raw: w.raw, segs: [...tilde, ...w.segs.slice(1)] } : w;
+}
+
+/** `~`, `~/x`, `~user/x` as segments, or null when the text is not a tilde prefix (`~x.txt` is). */
+function tildeSegs(text: string): Seg[] | null {
+  const m = /^~([A-Za-z0-9._+-]*)(.*)$/s.exec(text);
+  if (!m) return null;
+  const user = m[1]!;
+  const rest = m[2]!;
+  if (rest !== '' && !rest.startsWith('/')) return null;
+  const value: Value =
+    user === '' ? { kind: 'home' } : user === '+' || user === '-' ? { kind: 'unknown', taint: [], what: '~' + user } : { kind: 'host', path: `~${user}` };
+  return [{ t: 'val', v: value, q: false }, ...(rest ? [{ t: 'lit' as const, s: rest, q: false }] : [])];
 }
 
 function mergeLits(segs: Seg[]): Seg[] {
@@ -352,7 +435,8 @@ function expansionValue(node: SyntaxNode, scope: WordScope): Value | string {
   if (op === '!') return { kind: 'unknown', taint: [], what: node.text };
   if (op === '#' && ops[0]!.startIndex < nameNode.startIndex) return '0';
   // Home stays home whatever is trimmed off it; a default applies only when the value is empty.
-  if (typeof v !== 'string') return v.kind === 'home' || v.kind === 'host' ? v : { kind: 'unknown', taint: v.kind === 'unknown' ? v.taint : [], what: node.text };
+  if (typeof v !== 'string') return v.kind === 'home' || v.kind === 'host' ? v : { kind: 'unknown', taint: v.kind === 'unknown' ? v.taint : [],
+      what: node.text };
   if ((op === ':-' || op === '-') && v !== '') return v;
   return { kind: 'unknown', taint: [], what: node.text };
 }

@@ -26,6 +26,7 @@ export const CATEGORY_DOCS = {
   persistence: 'plants code that runs later outside the policy (.git/hooks, core.hooksPath, shell rc files)',
   opaque_code: 'runs downloaded or decoded bytes as code (curl | sh, base64 -d | sh, bash <(curl …))',
   obfuscation: 'the program itself is computed ($X, $(…), globs, IFS games), so it could be anything',
+  resource_exhaustion: 'starts processes without end (fork bombs, endless loops of background jobs), which can take the host down',
   unknown: 'something the policy cannot see into: a parse error, an argument whose value is unknown',
 } as const;
 export type Category = keyof typeof CATEGORY_DOCS;

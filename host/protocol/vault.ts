@@ -25,7 +25,8 @@ export const QuotaStatus = Quotas.extend({
 });
 export type QuotaStatus = z.infer<typeof QuotaStatus>;
 
-export const FileType = z.enum(['file', 'directory', 'symlink', 'other']);
+/** `fifo` and `socket` are special files made in a mount (mkfifo, bind); they hold no bytes. */
+export const FileType = z.enum(['file', 'directory', 'symlink', 'other', 'fifo', 'socket']);
 export type FileType = z.infer<typeof FileType>;
 
 export const Stat = z.object({

@@ -15,8 +15,14 @@ export const S_IFMT = 0o170000;
 export const S_IFREG = 0o100000;
 export const S_IFDIR = 0o040000;
 export const S_IFLNK = 0o120000;
+export const S_IFIFO = 0o010000;
+export const S_IFSOCK = 0o140000;
 
-export type Kind = 'file' | 'directory' | 'symlink' | 'other';
+/**
+ * What an inode is. FIFOs and Unix sockets are kept as inodes (type, mode, owner, times) so a
+ * mount can hold them; the kernel carries their traffic, so they never have content here.
+ */
+export type Kind = 'file' | 'directory' | 'symlink' | 'fifo' | 'socket' | 'other';
 
 export interface Attr {
   ino: number;
@@ -58,6 +64,10 @@ export function kindOf(mode: number): Kind {
       return 'directory';
     case S_IFLNK:
       return 'symlink';
+    case S_IFIFO:
+      return 'fifo';
+    case S_IFSOCK:
+      return 'socket';
     default:
       return 'other';
   }

@@ -1,6 +1,9 @@
 /**
- * Vault path validation: absolute, no NUL, no `..` above the root, POSIX length limits; which
- * components a path's own syntax says are directories; names that can be stored exactly.
+ * Vault path validation: absolute, no NUL, no `..` above the root, names of at most NAME_MAX
+ * bytes; which components a path's own syntax says are directories; names that can be stored
+ * exactly. PATH_MAX bounds one path as a caller hands it over (the kernel's limit for one system
+ * call, the CLI's for an argument), never a file's full path from the vault root: through a
+ * mount, a relative path reaches files deeper than 4,096 bytes, as on a local file system.
  */
 import { AvfsError, err } from '../protocol/errors';
 
@@ -12,9 +15,6 @@ export function splitPath(path: string): string[] {
   if (typeof path !== 'string') throw err.invalidPath(String(path), 'not a string');
   if (path.includes('\0')) throw err.invalidPath(path, 'contains a NUL byte');
   if (!path.startsWith('/')) throw err.invalidPath(path, 'vault paths are absolute (start with /)');
-  if (Buffer.byteLength(path) > PATH_MAX) {
-    throw new AvfsError('NameTooLong', `path is longer than ${PATH_MAX} bytes`, { path: path.slice(0, 64) + '…' });
-  }
   const out: string[] = [];
   for (const part of path.split('/')) {
     if (part === '' || part === '.') continue;
@@ -85,6 +85,9 @@ export function joinPath(dir: string, name: string): string {
 /** A CLI argument as an absolute vault path, validated, its syntax kept (`/a.txt/` stays): relative paths are taken from the root. */
 export function cliVaultPath(arg: string): string {
   if (arg === '') throw err.invalidPath(arg, 'the path is empty');
+  if (Buffer.byteLength(arg) > PATH_MAX) {
+    throw new AvfsError('NameTooLong', `path is longer than ${PATH_MAX} bytes`, { path: arg.slice(0, 64) + '…' });
+  }
   const abs = arg.startsWith('/') ? arg : '/' + arg;
   splitPath(abs);
   return abs;

@@ -1,24 +1,56 @@
 /**
  * Import of a host directory into a vault and export of a vault directory to the host. Both keep
- * modes, mtimes, symlinks and hard links, and refuse (before writing anything) a symlink whose
- * target would leave the tree being copied.
+ * modes, mtimes, symlinks, hard links, FIFOs and Unix sockets, and refuse (before writing
+ * anything) a symlink whose target would leave the tree being copied. What cannot be kept (device
+ * nodes) is skipped and listed in the result. Neither replaces an existing entry without `force`.
  */
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { AvfsError, err } from '../protocol/errors';
-import { kindOf } from '../store/inodes';
+import { AvfsError, err, toAvfsError } from '../protocol/errors';
+import { kindOf, type Kind } from '../store/inodes';
 import { joinPath, normalizePath } from './paths';
 import type { Vfs } from './vfs';
+
+export interface SkippedEntry {
+  path: string;
+  type: string;
+  reason: string;
+}
 
 export interface TransferStats {
   files: number;
   dirs: number;
   symlinks: number;
   hardlinks: number;
+  /** FIFOs and Unix sockets. */
+  special: number;
+  /** Bytes of file content written (what was read, not what the host's stat said). */
   bytes: number;
+  skipped: SkippedEntry[];
 }
 
-const emptyStats = (): TransferStats => ({ files: 0, dirs: 0, symlinks: 0, hardlinks: 0, bytes: 0 });
+const emptyStats = (): TransferStats => ({ files: 0, dirs: 0, symlinks: 0, hardlinks: 0, special: 0, bytes: 0, skipped: [] });
+
+/**
+ * A host file-system error as a typed error that names the host path. An errno the error table
+ * has no kind for (EIO, ENXIO, …) is the host's storage failing, not a bug in avfs: StorageError.
+ */
+function hostError(e: unknown, what: string, hostPath: string): AvfsError {
+  if (e instanceof AvfsError) return e;
+  const a = toAvfsError(e);
+  const code = (e as NodeJS.ErrnoException).code;
+  const kind = a.kind === 'Internal' && code !== undefined ? 'StorageError' : a.kind;
+  return new AvfsError(kind, `cannot ${what} ${hostPath}: ${code ?? a.message}`, { ...a.details, path: hostPath });
+}
+
+function onHost<T>(what: string, hostPath: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    throw hostError(e, what, hostPath);
+  }
+}
 
 /**
  * True if a symlink at `relDir` (relative to the tree root) whose text is `target` resolves inside
@@ -41,74 +73,122 @@ function staysInside(relDir: string, target: string, isSymlink: (rel: string) =>
   return true;
 }
 
+/** What a host entry becomes in the vault, or why it cannot be kept. */
+type HostKind = Exclude<Kind, 'other'> | { skip: string; type: string };
+
+function hostKind(st: fs.Stats | fs.BigIntStats): HostKind {
+  if (st.isSymbolicLink()) return 'symlink';
+  if (st.isDirectory()) return 'directory';
+  if (st.isFile()) return 'file';
+  if (st.isFIFO()) return 'fifo';
+  if (st.isSocket()) return 'socket';
+  const type = st.isBlockDevice() ? 'block-device' : st.isCharacterDevice() ? 'char-device' : 'unknown';
+  return { skip: 'a vault holds no device nodes', type };
+}
+
 interface HostNode {
   rel: string;
-  stat: fs.Stats;
+  kind: Exclude<Kind, 'other'>;
+  mode: number;
+  nlink: number;
+  /** dev:ino, to find hard links. */
+  id: string;
   mtimeNs: bigint;
   target?: string;
 }
 
-const mtimeOf = (p: string): bigint => fs.lstatSync(p, { bigint: true }).mtimeNs;
-
-function scanHost(root: string): HostNode[] {
+function scanHost(root: string, skipped: SkippedEntry[]): HostNode[] {
   const out: HostNode[] = [];
+  const hostIsSymlink = (r: string) => {
+    try {
+      return fs.lstatSync(path.join(root, r)).isSymbolicLink();
+    } catch {
+      return false;
+    }
+  };
   const walk = (rel: string): void => {
     const abs = path.join(root, rel);
-    for (const name of fs.readdirSync(abs).sort()) {
+    for (const name of onHost('read directory', abs, () => fs.readdirSync(abs)).sort()) {
       const childRel = rel ? `${rel}/${name}` : name;
-      const st = fs.lstatSync(path.join(root, childRel));
-      if (st.isSymbolicLink()) {
-        const target = fs.readlinkSync(path.join(root, childRel));
-        const hostIsSymlink = (r: string) => {
-          try {
-            return fs.lstatSync(path.join(root, r)).isSymbolicLink();
-          } catch {
-            return false;
-          }
-        };
+      const hostPath = path.join(root, childRel);
+      const st = onHost('stat', hostPath, () => fs.lstatSync(hostPath, { bigint: true }));
+      const kind = hostKind(st);
+      if (typeof kind === 'object') {
+        skipped.push({ path: hostPath, type: kind.type, reason: kind.skip });
+        continue;
+      }
+      const node: HostNode = { rel: childRel, kind, mode: Number(st.mode), nlink: Number(st.nlink), id: `${st.dev}:${st.ino}`, mtimeNs: st.mtimeNs };
+      if (kind === 'symlink') {
+        const target = onHost('read link', hostPath, () => fs.readlinkSync(hostPath));
         if (!staysInside(rel, target, hostIsSymlink)) {
           throw new AvfsError('UnsafeSymlink', `refusing symlink ${childRel} -> ${target}: it points outside ${root}`, {
             path: childRel,
             target,
           });
         }
-        out.push({ rel: childRel, stat: st, mtimeNs: mtimeOf(path.join(root, childRel)), target });
-      } else if (st.isDirectory()) {
-        out.push({ rel: childRel, stat: st, mtimeNs: mtimeOf(path.join(root, childRel)) });
-        walk(childRel);
-      } else if (st.isFile()) {
-        out.push({ rel: childRel, stat: st, mtimeNs: mtimeOf(path.join(root, childRel)) });
+        node.target = target;
       }
-      // sockets, fifos and devices are skipped: a vault holds files, directories and links
+      out.push(node);
+      if (kind === 'directory') walk(childRel);
     }
   };
   walk('');
   return out;
 }
 
-/** Copies the host directory `hostDir` into the vault directory `vaultDir`, in one transaction. */
-export function importTree(vfs: Vfs, hostDir: string, vaultDir: string): TransferStats {
+/** Removes what is at `dst` so an import can put something else there; refused without `force`. */
+function makeRoom(vfs: Vfs, dst: string, keepDirectory: boolean, force: boolean): void {
+  const existing = vfs.tryResolve(dst, false);
+  if (!existing) return;
+  const isDir = kindOf(existing.attr.mode) === 'directory';
+  if (isDir && keepDirectory) return;
+  if (!force) throw new AvfsError('AlreadyExists', `vault path exists: ${existing.path} (use --force to replace it)`, { path: existing.path });
+  vfs.rm(dst, { recursive: true });
+}
+
+/**
+ * Copies the host file or directory `hostPath` into the vault at `vaultDir`, in one transaction
+ * (a failure leaves nothing behind). Existing vault entries are replaced only with `force`;
+ * directories are merged.
+ */
+export function importTree(vfs: Vfs, hostPath: string, vaultDir: string, opts: { force?: boolean } = {}): TransferStats {
+  const force = !!opts.force;
   let rootStat: fs.Stats;
   try {
-    rootStat = fs.lstatSync(hostDir);
-  } catch {
-    throw new AvfsError('NotFound', `host path not found: ${hostDir}`, { path: hostDir });
+    rootStat = fs.lstatSync(hostPath);
+  } catch (e) {
+    throw hostError(e, 'read', hostPath);
   }
-  if (rootStat.isSymbolicLink()) throw new AvfsError('UnsafeSymlink', `refusing to import a symlink as the root: ${hostDir}`, { path: hostDir });
+  if (rootStat.isSymbolicLink()) throw new AvfsError('UnsafeSymlink', `refusing to import a symlink as the root: ${hostPath}`, { path: hostPath });
   const base = normalizePath(vaultDir);
   const stats = emptyStats();
-  if (rootStat.isFile()) {
+  const source = path.resolve(hostPath);
+  if (!rootStat.isDirectory()) {
+    const kind = hostKind(rootStat);
+    if (typeof kind === 'object') {
+      throw new AvfsError('NotSupported', `cannot import ${hostPath}: ${kind.skip} (${kind.type})`, { path: hostPath, type: kind.type });
+    }
     const at = vfs.tryResolve(base);
-    const dst = at && kindOf(at.attr.mode) === 'directory' ? joinPath(at.path, path.basename(hostDir)) : base;
+    const dst = at && kindOf(at.attr.mode) === 'directory' ? joinPath(at.path, path.basename(hostPath)) : base;
+    const mtime = onHost('stat', hostPath, () => fs.lstatSync(hostPath, { bigint: true }).mtimeNs);
     vfs.mutate(dst, () => {
-      vfs.writeFile(dst, fs.readFileSync(hostDir), { mode: rootStat.mode });
-      vfs.setattr(dst, { mode: rootStat.mode, mtime: mtimeOf(hostDir) });
-      vfs.vault.journal.append('import', dst, { size: rootStat.size, details: { source: path.resolve(hostDir) } });
+      makeRoom(vfs, dst, false, force);
+      if (kind === 'file') {
+        // Read, not stat'ed: files such as /proc/self/status say size 0 and hold bytes.
+        const data = onHost('read', hostPath, () => fs.readFileSync(hostPath));
+        vfs.writeFile(dst, data, { mode: rootStat.mode });
+        stats.files = 1;
+        stats.bytes = data.length;
+      } else {
+        vfs.mknod(dst, rootStat.mode);
+        stats.special = 1;
+      }
+      vfs.setattr(dst, { mode: rootStat.mode, mtime });
+      vfs.vault.journal.append('import', dst, { size: stats.bytes, details: { source } });
     });
-    return { ...stats, files: 1, bytes: rootStat.size };
+    return stats;
   }
-  if (!rootStat.isDirectory()) throw err.invalidInput(`not a file or directory: ${hostDir}`, { path: hostDir });
-  const nodes = scanHost(hostDir);
+  const nodes = scanHost(hostPath, stats.skipped);
   const seen = new Map<string, string>();
   const dirTimes: Array<[string, bigint]> = [];
   vfs.mutate(base, () => {
@@ -116,39 +196,47 @@ export function importTree(vfs: Vfs, hostDir: string, vaultDir: string): Transfe
     for (const n of nodes) {
       const dst = joinPath(base, n.rel);
       const mtime = n.mtimeNs;
-      if (n.target !== undefined) {
-        if (vfs.exists(dst)) vfs.rm(dst, { recursive: true });
-        vfs.symlink(n.target, dst);
-        vfs.setattr(dst, { mtime }, false);
-        stats.symlinks++;
-      } else if (n.stat.isDirectory()) {
-        const existing = vfs.tryResolve(dst, false);
-        if (existing && kindOf(existing.attr.mode) !== 'directory') vfs.rm(dst, {});
-        if (!existing || kindOf(existing.attr.mode) !== 'directory') vfs.mkdir(dst, { mode: n.stat.mode });
-        vfs.setattr(dst, { mode: n.stat.mode });
-        dirTimes.push([dst, mtime]);
-        stats.dirs++;
-      } else {
-        const key = `${n.stat.dev}:${n.stat.ino}`;
-        const first = n.stat.nlink > 1 ? seen.get(key) : undefined;
-        const existing = vfs.tryResolve(dst, false);
-        if (existing) vfs.rm(dst, { recursive: true });
-        if (first !== undefined) {
-          vfs.link(first, dst);
-          stats.hardlinks++;
-          continue;
+      makeRoom(vfs, dst, n.kind === 'directory', force);
+      switch (n.kind) {
+        case 'symlink':
+          vfs.symlink(n.target!, dst);
+          vfs.setattr(dst, { mtime }, false);
+          stats.symlinks++;
+          break;
+        case 'directory':
+          if (!vfs.exists(dst)) vfs.mkdir(dst, { mode: n.mode });
+          vfs.setattr(dst, { mode: n.mode });
+          dirTimes.push([dst, mtime]);
+          stats.dirs++;
+          break;
+        case 'fifo':
+        case 'socket':
+          vfs.mknod(dst, n.mode);
+          vfs.setattr(dst, { mode: n.mode, mtime });
+          stats.special++;
+          break;
+        case 'file': {
+          const first = n.nlink > 1 ? seen.get(n.id) : undefined;
+          if (first !== undefined) {
+            vfs.link(first, dst);
+            stats.hardlinks++;
+            break;
+          }
+          if (n.nlink > 1) seen.set(n.id, dst);
+          const hostFile = path.join(hostPath, n.rel);
+          const data = onHost('read', hostFile, () => fs.readFileSync(hostFile));
+          vfs.writeFile(dst, data, { mode: n.mode });
+          vfs.setattr(dst, { mode: n.mode, mtime });
+          stats.files++;
+          stats.bytes += data.length;
+          break;
         }
-        if (n.stat.nlink > 1) seen.set(key, dst);
-        const data = fs.readFileSync(path.join(hostDir, n.rel));
-        vfs.writeFile(dst, data, { mode: n.stat.mode });
-        vfs.setattr(dst, { mode: n.stat.mode, mtime });
-        stats.files++;
-        stats.bytes += data.length;
       }
     }
     // Directory mtimes last: adding children above bumped them.
     for (const [dst, mtime] of dirTimes.reverse()) vfs.setattr(dst, { mtime });
-    vfs.vault.journal.append('import', base, { size: stats.bytes, details: { source: path.resolve(hostDir), ...stats } });
+    const { skipped, ...counts } = stats;
+    vfs.vault.journal.append('import', base, { size: stats.bytes, details: { source, ...counts, skipped: skipped.length } });
   });
   return stats;
 }
@@ -176,7 +264,6 @@ function scanVault(vfs: Vfs, dirIno: number, rel: string, out: VaultNode[]): voi
   }
 }
 
-/** Seconds as a double, to the microsecond (what utimes can carry). */
 function lstatOrUndefined(p: string): fs.Stats | undefined {
   try {
     return fs.lstatSync(p);
@@ -185,23 +272,51 @@ function lstatOrUndefined(p: string): fs.Stats | undefined {
   }
 }
 
+/** Seconds as a double, to the microsecond (what utimes can carry). */
 const toSeconds = (ns: bigint): number => Number(ns / 1000n) / 1e6;
+
+/**
+ * Makes a FIFO or a Unix socket on the host (Node has no mknod): `mkfifo`, or a socket bound by a
+ * short-lived Node process under a temporary name and renamed into place, so the socket file
+ * outlives it (libuv removes a socket it closes, not one renamed away).
+ */
+function makeSpecialOnHost(kind: 'fifo' | 'socket', dst: string, mode: number): void {
+  onHost(`create ${kind}`, dst, () => {
+    if (kind === 'fifo') {
+      execFileSync('mkfifo', ['-m', (mode & 0o7777).toString(8), '--', dst], { stdio: ['ignore', 'ignore', 'pipe'] });
+      return;
+    }
+    const tmp = path.join(path.dirname(dst), `.avfs-sock-${process.pid}-${Date.now()}`);
+    const script = "const [t,d]=process.argv.slice(1);require('net').createServer().listen(t,()=>{require('fs').renameSync(t,d);process.exit(0)})";
+    execFileSync(process.execPath, ['-e', script, tmp, dst], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 10_000 });
+    fs.chmodSync(dst, mode & 0o7777);
+  });
+}
 
 /** Copies the vault directory `vaultDir` to the host directory `hostDir`. Existing host files are only replaced with `force`. */
 export function exportTree(vfs: Vfs, vaultDir: string, hostDir: string, opts: { force?: boolean } = {}): TransferStats {
   const stats = emptyStats();
   const src = vfs.resolve(vaultDir, true);
   const nodes: VaultNode[] = [];
-  if (kindOf(src.attr.mode) === 'file') {
+  const srcKind = kindOf(src.attr.mode);
+  if (srcKind === 'file' || srcKind === 'fifo' || srcKind === 'socket') {
     const dst = fs.existsSync(hostDir) && fs.statSync(hostDir).isDirectory() ? path.join(hostDir, path.posix.basename(src.path)) : hostDir;
     if (lstatOrUndefined(dst) && !opts.force) throw new AvfsError('AlreadyExists', `host file exists: ${dst} (use --force)`, { path: dst });
-    fs.rmSync(dst, { force: true }); // a symlink there is replaced, never written through
-    fs.writeFileSync(dst, vfs.inodes.readAll(src.ino), { mode: src.attr.mode & 0o7777 });
-    fs.chmodSync(dst, src.attr.mode & 0o7777);
-    fs.utimesSync(dst, toSeconds(src.attr.atime), toSeconds(src.attr.mtime));
-    return { ...stats, files: 1, bytes: src.attr.size };
+    onHost('replace', dst, () => fs.rmSync(dst, { force: true })); // a symlink there is replaced, never written through
+    if (srcKind !== 'file') {
+      makeSpecialOnHost(srcKind, dst, src.attr.mode);
+      onHost('set times of', dst, () => fs.utimesSync(dst, toSeconds(src.attr.atime), toSeconds(src.attr.mtime)));
+      return { ...stats, special: 1 };
+    }
+    const data = vfs.inodes.readAll(src.ino);
+    onHost('write', dst, () => {
+      fs.writeFileSync(dst, data, { mode: src.attr.mode & 0o7777 });
+      fs.chmodSync(dst, src.attr.mode & 0o7777);
+      fs.utimesSync(dst, toSeconds(src.attr.atime), toSeconds(src.attr.mtime));
+    });
+    return { ...stats, files: 1, bytes: data.length };
   }
-  if (kindOf(src.attr.mode) !== 'directory') throw err.invalidInput(`cannot export ${src.path}: not a file or directory`);
+  if (srcKind !== 'directory') throw err.invalidInput(`cannot export ${src.path}: not a file or directory`);
   scanVault(vfs, src.ino, '', nodes);
   const links = new Set(nodes.filter((n) => n.target !== undefined).map((n) => n.rel));
   for (const n of nodes) {
@@ -228,42 +343,52 @@ export function exportTree(vfs: Vfs, vaultDir: string, hostDir: string, opts: { 
       throw new AvfsError('AlreadyExists', `host file exists: ${dst} (use --force to replace)`, { path: dst });
     }
   }
-  fs.mkdirSync(hostDir, { recursive: true });
+  onHost('create directory', hostDir, () => fs.mkdirSync(hostDir, { recursive: true }));
   const linked = new Map<number, string>();
   const dirs: VaultNode[] = [];
   for (const n of nodes) {
     const dst = path.join(hostDir, n.rel);
     const kind = kindOf(n.mode);
     if (kind === 'directory') {
-      fs.mkdirSync(dst, { recursive: true });
+      onHost('create directory', dst, () => fs.mkdirSync(dst, { recursive: true }));
       dirs.push(n);
       stats.dirs++;
       continue;
     }
-    fs.rmSync(dst, { force: true, recursive: true });
+    onHost('replace', dst, () => fs.rmSync(dst, { force: true, recursive: true }));
     if (kind === 'symlink') {
-      fs.symlinkSync(n.target!, dst);
+      onHost('create symlink', dst, () => fs.symlinkSync(n.target!, dst));
       stats.symlinks++;
+      continue;
+    }
+    if (kind === 'fifo' || kind === 'socket') {
+      makeSpecialOnHost(kind, dst, n.mode);
+      onHost('set times of', dst, () => fs.utimesSync(dst, toSeconds(n.mtime), toSeconds(n.mtime)));
+      stats.special++;
       continue;
     }
     const first = n.nlink > 1 ? linked.get(n.ino) : undefined;
     if (first) {
-      fs.linkSync(first, dst);
+      onHost('link', dst, () => fs.linkSync(first, dst));
       stats.hardlinks++;
       continue;
     }
     if (n.nlink > 1) linked.set(n.ino, dst);
     const data = vfs.inodes.readAll(n.ino);
-    fs.writeFileSync(dst, data);
-    fs.chmodSync(dst, n.mode & 0o7777);
-    fs.utimesSync(dst, toSeconds(n.mtime), toSeconds(n.mtime));
+    onHost('write', dst, () => {
+      fs.writeFileSync(dst, data);
+      fs.chmodSync(dst, n.mode & 0o7777);
+      fs.utimesSync(dst, toSeconds(n.mtime), toSeconds(n.mtime));
+    });
     stats.files++;
     stats.bytes += data.length;
   }
   for (const d of dirs.reverse()) {
     const dst = path.join(hostDir, d.rel);
-    fs.chmodSync(dst, d.mode & 0o7777);
-    fs.utimesSync(dst, toSeconds(d.mtime), toSeconds(d.mtime));
+    onHost('set mode and times of', dst, () => {
+      fs.chmodSync(dst, d.mode & 0o7777);
+      fs.utimesSync(dst, toSeconds(d.mtime), toSeconds(d.mtime));
+    });
   }
   return stats;
 }

@@ -6,7 +6,7 @@
 import { AvfsError, err } from '../protocol/errors';
 import type { DirEntry, FileType, Stat } from '../protocol/vault';
 import { readTxn, writeTxn } from '../store/db';
-import { type Attr, kindOf, S_IFDIR, S_IFLNK, S_IFREG, type SetAttr } from '../store/inodes';
+import { type Attr, kindOf, S_IFDIR, S_IFIFO, S_IFLNK, S_IFMT, S_IFREG, S_IFSOCK, type SetAttr } from '../store/inodes';
 import { ROOT_INO } from '../store/schema';
 import type { Vault } from '../store/vault';
 import { checkNewName, impliedDirs, isWithin, joinPath, normalizePath, splitPath } from './paths';
@@ -364,6 +364,25 @@ export class Vfs {
     });
   }
 
+  /**
+   * mknod(2): a FIFO, a Unix socket or an empty regular file, with the type in `mode`. Device
+   * nodes are refused (NotSupported): a vault is copied between hosts, where a device number
+   * names nothing.
+   */
+  mknod(path: string, mode: number): Attr {
+    const type = mode & S_IFMT;
+    if (type !== S_IFIFO && type !== S_IFSOCK && type !== S_IFREG) {
+      throw new AvfsError('NotSupported', `cannot create ${path}: a vault holds no device nodes`, { path, mode: '0' + mode.toString(8) });
+    }
+    return this.mutate(path, () => {
+      const p = this.parentOf(path);
+      if (this.inodes.lookup(p.parent, p.name) !== undefined) throw err.exists(p.path);
+      const attr = this.inodes.create(p.parent, p.name, { mode: type | (mode & 0o7777), pathForErrors: p.path });
+      this.vault.journal.append(type === S_IFREG ? 'create' : 'mknod', p.path, { details: { type: kindOf(attr.mode) } });
+      return attr;
+    });
+  }
+
   /** Adds a hard link `newPath` to the file at `existing`. */
   link(existing: string, newPath: string): Attr {
     return this.mutate(newPath, () => {
@@ -479,6 +498,11 @@ export class Vfs {
       const r = this.tryResolve(dst, false);
       if (r) this.rm(dst, {});
       this.symlink(this.inodes.readlink(ino) ?? '', dst);
+      return 1;
+    }
+    if (kind === 'fifo' || kind === 'socket') {
+      if (this.tryResolve(dst, false)) this.rm(dst, {});
+      this.mknod(dst, a.mode);
       return 1;
     }
     let target = this.tryResolve(dst, true);

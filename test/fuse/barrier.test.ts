@@ -7,9 +7,9 @@ import { spawn } from 'node:child_process';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { type MountFixture, mountFixture, waitFor } from './helpers';
+import { fuseMissing, type MountFixture, mountFixture, waitFor } from './helpers';
 
-describe('mount write barrier (fsync of the mount root)', () => {
+describe('mount write barrier (fsync of the mount root)', { skip: fuseMissing }, () => {
   let m: MountFixture;
   before(async () => {
     m = await mountFixture();

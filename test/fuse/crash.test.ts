@@ -7,7 +7,7 @@ import { describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { AvfsHome } from '../../host/store/home';
 import { Vfs } from '../../host/vfs/vfs';
-import { mountFixture, pidAlive, sh, waitFor } from './helpers';
+import { fuseMissing, mountFixture, pidAlive, sh, waitFor } from './helpers';
 
 /** Writes versions of 24 files forever: A-files by write-to-temp + rename, B-files by one in-place pwrite of the whole (same-size) content. */
 const WRITER = `
@@ -49,7 +49,7 @@ function checkFile(name: string, data: Buffer): void {
   }
 }
 
-describe('crash safety', () => {
+describe('crash safety', { skip: fuseMissing }, () => {
   test('SIGKILL of the mount server during heavy writes: integrity ok, every file an old or new version, next mount works', async () => {
     const f = await mountFixture({ vault: 'crash' });
     try {

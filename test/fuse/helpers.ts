@@ -2,12 +2,31 @@
  * FUSE test helpers. Mounts are served by the real `avfs mount` in a separate process; this
  * process only touches them asynchronously (spawned tools, fs.promises), never with *Sync calls.
  */
-import { spawn } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, constants, mkdirSync, openSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { pidAlive } from '../../host/fuse/registry';
 import { AvfsHome } from '../../host/store/home';
 import { CLI, runJson, tempDir } from '../helpers';
+
+/**
+ * Why mount tests cannot run on this machine, or undefined when they can: `/dev/fuse` must be the
+ * FUSE character device (10, 229) and openable, and `fusermount` must be on PATH. Suites pass it
+ * as `{ skip }`, so a machine without FUSE reports them skipped with this reason; where FUSE is
+ * there (as on CI), they run.
+ */
+export const fuseMissing: string | undefined = (() => {
+  try {
+    const st = statSync('/dev/fuse');
+    if (!st.isCharacterDevice() || st.rdev !== (10 << 8) + 229) return 'FUSE tests skipped: /dev/fuse is not the FUSE device (10, 229)';
+    closeSync(openSync('/dev/fuse', constants.O_RDWR));
+  } catch (e) {
+    return `FUSE tests skipped: /dev/fuse cannot be opened (${(e as NodeJS.ErrnoException).code ?? String(e)})`;
+  }
+  const fm = spawnSync('fusermount', ['-V'], { stdio: 'ignore' });
+  if (fm.error) return `FUSE tests skipped: fusermount is not on PATH (${(fm.error as NodeJS.ErrnoException).code ?? fm.error.message}); install fuse3`;
+  return undefined;
+})();
 
 export interface ShResult {
   code: number;

@@ -7,9 +7,9 @@ import { canMoveMount } from '../../host/fuse/session';
 import { ERROR_TABLE } from '../../host/protocol/errors';
 import { AvfsHome } from '../../host/store/home';
 import { runJson, tempDir } from '../helpers';
-import { bash, forceUnmount, type MountFixture, mountFixture, pidAlive, sh, waitFor } from './helpers';
+import { bash, forceUnmount, fuseMissing, type MountFixture, mountFixture, pidAlive, sh, waitFor } from './helpers';
 
-describe('mount lifecycle through the CLI', () => {
+describe('mount lifecycle through the CLI', { skip: fuseMissing }, () => {
   const t = tempDir('avfs-fuse-life-');
   const home = join(t.dir, 'home');
   const mnt = join(t.dir, 'mnt');
@@ -105,7 +105,7 @@ describe('mount lifecycle through the CLI', () => {
   });
 });
 
-describe('rules of the path API hold in the mount', () => {
+describe('rules of the path API hold in the mount', { skip: fuseMissing }, () => {
   test('read-only mount: reads work, writes fail with EROFS', async () => {
     const f = await mountFixture({ vault: 'ro' });
     await writeFile(join(f.mnt, 'a.txt'), 'A');
@@ -169,7 +169,7 @@ describe('rules of the path API hold in the mount', () => {
   });
 });
 
-describe('the CLI and a live mount see each other', () => {
+describe('the CLI and a live mount see each other', { skip: fuseMissing }, () => {
   let f: MountFixture;
   before(async () => {
     f = await mountFixture({ vault: 'vis' });
@@ -182,23 +182,19 @@ describe('the CLI and a live mount see each other', () => {
     assert.equal(r.json.size, 8);
   });
 
-  test('a CLI write shows in the mount within the kernel cache time (lag measured)', async () => {
-    const lags: number[] = [];
-    for (let i = 0; i < 5; i++) {
-      const p = join(f.mnt, 'from-cli.txt');
+  // How long it takes is measured side by side in `npm run bench -- fuse` (a wall-clock bound
+  // here would only measure the machine's load).
+  test('a CLI write to a file the mount has cached shows in the mount', async () => {
+    const p = join(f.mnt, 'from-cli.txt');
+    for (let i = 0; i < 3; i++) {
       // Read it first so the kernel holds cached attributes and pages.
       await readFile(p).catch(() => undefined);
       const content = `version ${i} ${'x'.repeat(i * 10)}\n`;
       const w = await f.cli(['--vault', f.vault, 'write', '/from-cli.txt', content]);
       assert.equal(w.code, 0);
-      const t0 = Date.now();
-      const ok = await waitFor(async () => (await readFile(p, 'utf8').catch(() => '')) === content, 3000, 5);
-      assert.ok(ok, 'the CLI write became visible');
-      lags.push(Date.now() - t0);
+      const ok = await waitFor(async () => (await readFile(p, 'utf8').catch(() => '')) === content, 15_000, 10);
+      assert.ok(ok, `CLI write ${i} became visible through the mount`);
     }
-    lags.sort((a, b) => a - b);
-    console.log(`# CLI→mount visibility lag over 5 writes: median ${lags[2]} ms, max ${lags[4]} ms (attr/entry cache 1 s)`);
-    assert.ok(lags[4]! <= 1500, `lag ${lags[4]} ms stays within the 1 s cache time`);
   });
 });
 

@@ -42,6 +42,7 @@ function fixture() {
       return sync<never>((cb) => ops.write(path, h, buf, buf.length, pos, (n) => cb(n))).err;
     },
     release: (path: string, h: number): number => sync<never>((cb) => ops.release(path, h, cb)).err,
+    utimens: (path: string, atimeMs: number, mtimeMs: number): number => sync<never>((cb) => ops.utimens(path, atimeMs, mtimeMs, cb)).err,
     fsync: (path: string, h: number): number => sync<never>((cb) => ops.fsync(path, 0, h, cb)).err,
     close: () => {
       vops.flushAll();
@@ -88,6 +89,17 @@ describe('FUSE ops regressions', () => {
     f.io.commit();
     for (let i = 0; i < 600; i++) assert.equal(f.t.vfs.readFile(`/many/f${i}`).toString(), String(i % 10), `file ${i}`);
     assert.deepEqual(f.errors, []);
+  });
+
+  test('times set while writes are buffered in the handle survive its release (cp -p, rsync -t)', () => {
+    const h = f.create('/copied');
+    assert.equal(f.write('/copied', h, 'x'.repeat(5000), 0), 5000);
+    assert.equal(f.utimens('/copied', 1528358950111, 1546398245987), 0);
+    assert.equal(f.release('/copied', h), 0);
+    const st = f.t.vfs.stat('/copied');
+    assert.equal(st.size, 5000);
+    assert.equal(st.mtime_ns, '1546398245987000000');
+    assert.equal(st.atime, '2018-06-07T08:09:10.111Z');
   });
 
   test('fsync commits and syncs the vault WAL file', () => {

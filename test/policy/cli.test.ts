@@ -51,6 +51,14 @@ describe('avfs policy (CLI)', () => {
     assert.deepEqual(j.parts.map((p) => p.action), ['allow', 'deny']);
   });
 
+  it('decides input past the parser limits instead of failing (1,000 nested $(…))', () => {
+    const r = avfs('--json', 'policy', 'check', '--shell', 'echo $('.repeat(1000) + 'ls' + ')'.repeat(1000));
+    assert.equal(r.code, 0, r.err);
+    const d = Decision.parse(r.json());
+    assert.equal(d.action, 'require_approval');
+    assert.match(d.reason, /nests deeper than \d+ levels/);
+  });
+
   it('prints a human explanation without --json', () => {
     const r = avfs('policy', 'check', '--shell', 'rm -rf ~');
     assert.equal(r.code, 0, r.err);

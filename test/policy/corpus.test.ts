@@ -4,36 +4,25 @@
  * Each line of corpus.jsonl is { cmd | argv, cwd?, expect, categories?, note }.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
-import { z } from 'zod';
-import { Action, Category, Decision } from '../../host/protocol/policy';
+import { Action, Decision } from '../../host/protocol/policy';
 import { createPolicyEngine, type PolicyEngine } from '../../host/policy/engine';
+import { loadCorpus, MOUNT } from './corpusFile';
 
-const Case = z.strictObject({
-  cmd: z.string().optional(),
-  argv: z.array(z.string()).optional(),
-  cwd: z.string().optional(),
-  expect: Action,
-  categories: z.array(Category).optional(),
-  note: z.string(),
-});
-type Case = z.infer<typeof Case>;
-
-export const MOUNT = '/workspace';
-export function loadCorpus(): Case[] {
-  const text = readFileSync(join(__dirname, 'corpus.jsonl'), 'utf8');
-  return text
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l, i) => {
-      const c = Case.parse(JSON.parse(l));
-      assert.ok((c.cmd === undefined) !== (c.argv === undefined), `corpus line ${i + 1}: give cmd or argv`);
-      return c;
-    });
-}
-
+/** The bypass families of issue 8; corpus notes start with the family's name. */
+const FAMILIES = [
+  "signals beyond the command's own processes",
+  'options that make a tool run a program',
+  'options that write a file',
+  'options that read a file',
+  'shell state that moves paths outside',
+  'programs that run other programs from their arguments',
+  'environment that hijacks what runs',
+  'host system state',
+  'resource exhaustion',
+];
 describe('policy corpus', () => {
   const cases = loadCorpus();
   let engine: PolicyEngine;
@@ -46,6 +35,20 @@ describe('policy corpus', () => {
     for (const a of Action.options) assert.ok(cases.some((c) => c.expect === a), `no case expects ${a}`);
   });
 
+  it('closes each bypass family with several members, their categories, and benign twins', () => {
+    for (const family of FAMILIES) {
+      const lines = cases.filter((c) => c.note.startsWith(family));
+      const twins = lines.filter((c) => c.note.includes('benign twin'));
+      const members = lines.filter((c) => !c.note.includes('benign twin'));
+      assert.ok(members.length >= 8, `${family}: only ${members.length} members`);
+      assert.ok(twins.length >= 3, `${family}: only ${twins.length} benign twins`);
+      for (const c of members) {
+        assert.ok(c.expect === 'require_approval' || c.expect === 'deny', `${family}: member ${c.cmd} expects ${c.expect}`);
+        assert.ok(c.categories && c.categories.length > 0 || c.expect === 'deny', `${family}: member ${c.cmd} names no category`);
+      }
+    }
+  });
+
   for (const c of cases) {
     const label = c.cmd ?? JSON.stringify(c.argv);
     it(`${c.expect}: ${label.replace(/\n/g, '\\n')}`, () => {
@@ -56,4 +59,63 @@ describe('policy corpus', () => {
       assert.ok(d.reason.length > 0 && d.rule.length > 0);
     });
   }
+});
+
+/**
+ * One-shot processes compile the grammar with V8's baseline compiler only (a fast start); the
+ * decisions must be the same as a long-lived process's, which uses the optimising tier.
+ */
+describe('policy in a one-shot process', () => {
+  it('decides the whole corpus exactly as a long-lived process does', async () => {
+    const engine = await createPolicyEngine();
+    const here = loadCorpus().map((c) => engine.decide(c.cmd !== undefined ? { shell: c.cmd } : { argv: c.argv! }, { mountpoint: MOUNT, cwd: c.cwd ?? MOUNT, home: '/home/user', rules: [] }));
+    const child = spawnSync(process.execPath, ['--import', 'tsx', join(__dirname, '..', 'fixtures', 'policyDecisions.ts')], { encoding: 'utf8', maxBuffer: 64 << 20 });
+    assert.equal(child.status, 0, child.stderr);
+    assert.deepEqual(JSON.parse(child.stdout), here);
+  });
+});
+
+/**
+ * Inputs past what the parser or the walker reads: a decision (never a throw), at least
+ * require_approval with the reason naming the limit, and a denied command inside still denied.
+ */
+describe('policy limits', () => {
+  let engine: PolicyEngine;
+  before(async () => {
+    engine = await createPolicyEngine();
+  });
+  const decide = (shell: string) => Decision.parse(engine.decide({ shell }, { mountpoint: MOUNT, cwd: MOUNT, home: '/home/user', rules: [] }));
+  const nest = (open: string, inner: string, close: string, n: number) => open.repeat(n) + inner + close.repeat(n);
+
+  const approvals: [string, string, RegExp][] = [
+    ['1,000 nested $(…)', nest('echo $(', 'ls', ')', 1000), /nests deeper than/],
+    ['5,000 nested subshells', nest('(', 'ls', ')', 5000), /nests deeper than|does not parse/],
+    ['3,000 nested braces', nest('{ ', 'ls', '; }', 3000), /nests deeper than/],
+    ['1,000 nested arrays of substitutions', nest('a=($(echo ', 'x', '))', 1000), /nests deeper than/],
+    ['2,000 nested ${…:-…}', nest('echo ${x:-', 'y', '}', 2000), /nests deeper than/],
+    ['2,000 nested if', nest('if true; then ', 'ls', '; fi', 2000), /nests deeper than|more than 500 commands/],
+    ['a 100,000-character command', 'echo ' + 'a'.repeat(100_000), /longer than/],
+    ['20,000 commands', 'ls; '.repeat(20_000), /more than 500 commands/],
+  ];
+  for (const [name, shell, why] of approvals) {
+    it(`decides ${name} without throwing, at least require_approval`, () => {
+      const d = decide(shell);
+      assert.ok(d.action === 'require_approval' || d.action === 'deny', `${name}: ${d.action}`);
+      assert.match(d.reason + d.parts.map((p) => p.reason).join(' '), why);
+    });
+  }
+
+  it('still denies a denied command hidden past a limit', () => {
+    assert.equal(decide(nest('echo $(', 'rm -rf /', ')', 1000)).action, 'deny');
+    assert.equal(decide('ls; '.repeat(20_000) + 'rm -rf ~').action, 'deny');
+    assert.equal(decide('rm -rf / ' + 'a'.repeat(100_000)).action, 'deny');
+  });
+
+  it('bounds brace expansion: 2^60 words are not computed, and the unread ones are unknown', () => {
+    const d = decide('rm -rf ' + '{a,b}'.repeat(60));
+    assert.equal(d.action, 'require_approval');
+    assert.ok(d.categories.includes('unknown'));
+    // Twenty thousand braces that expand to nothing are read in one pass.
+    assert.equal(decide('cat ' + '{x}'.repeat(20_000)).action, 'allow');
+  });
 });

@@ -14,6 +14,7 @@ interface MountOpts {
   foreground?: boolean;
   readyFd?: string;
   cacheMs?: string;
+  allowOther?: boolean;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -29,6 +30,7 @@ async function serve(ctx: CliContext, vault: string, mountpoint: string, opts: M
     vault,
     mountpoint,
     readonly: !!opts.readonly,
+    allowOther: !!opts.allowOther,
     ...(opts.cacheMs !== undefined ? { cacheSeconds: parseCount('--cache-ms', opts.cacheMs) / 1000 } : {}),
     log: (line) => process.stderr.write(line + '\n'),
   });
@@ -59,6 +61,7 @@ async function mountInBackground(ctx: CliContext, vault: string, mountpoint: str
   const logFd = openSync(logFile, 'a');
   const args = [...process.execArgv, process.argv[1] ?? '', 'mount', vault, mountpoint, '--foreground', '--ready-fd', '3'];
   if (opts.readonly) args.push('--readonly');
+  if (opts.allowOther) args.push('--allow-other');
   if (opts.cacheMs !== undefined) args.push('--cache-ms', opts.cacheMs);
   const child = spawn(process.execPath, args, {
     detached: true,
@@ -125,6 +128,7 @@ export function register(program: Command, ctx: CliContext): void {
       .option('-r, --readonly', 'mount read-only (writes fail with EROFS)')
       .option('-f, --foreground', 'serve the mount in this process until SIGTERM/SIGINT')
       .option('--cache-ms <ms>', 'how long the kernel may cache names and attributes (default 1000)')
+      .option('--allow-other', 'let other users use the mount, with the kernel checking modes and owners (needs user_allow_other in /etc/fuse.conf unless root)')
       .addOption(new Option('--ready-fd <fd>').hideHelp())
       .action(
         action(ctx, async (vault: string, mountpoint: string, opts: MountOpts, cmd: Command) => {
@@ -160,6 +164,7 @@ export function register(program: Command, ctx: CliContext): void {
       ),
     'avfs mount demo /mnt/demo',
     'avfs mount demo /mnt/demo --readonly --json',
+    'avfs mount demo /mnt/demo --allow-other',
   );
 
   example(

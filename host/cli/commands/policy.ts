@@ -82,7 +82,8 @@ export function register(program: Command, ctx: CliContext): void {
           const inVault = opts.cwd === undefined ? '/' : fromCliPath(absolute('--cwd', opts.cwd));
           const cwd = inVault === '/' ? mountpoint : posix.join(mountpoint, inVault);
           const { sets, vault } = ruleSets(ctx, cmd);
-          const engine = await createPolicyEngine();
+          // One decision, then exit: the parser's fast-start mode (see ParserOptions.oneShot).
+          const engine = await createPolicyEngine({ oneShot: true });
           const decision = engine.decide(command, { mountpoint, cwd, home: homedir(), rules: sets });
           ctx.print(cmd, { ...decision, context: { mountpoint, cwd, vault, rule_files: sets.map((s) => s.origin) } }, () => humanDecision(decision));
         }),

@@ -34,21 +34,36 @@ export function register(program: Command, ctx: CliContext): void {
   example(
     program
       .command('import <hostPath> [vaultDir]')
-      .description('copy a host file or directory into the vault (modes, mtimes, symlinks, hard links kept)')
+      .description('copy a host file or directory into the vault (modes, mtimes, symlinks, hard links, FIFOs and sockets kept; devices skipped and listed)')
+      .option('-f, --force', 'replace vault entries that exist (directories are merged)')
       .action(
-        action(ctx, (hostPath: string, vaultDir: string | undefined, _opts: unknown, cmd: Command) => {
+        action(ctx, (hostPath: string, vaultDir: string | undefined, opts: { force?: boolean }, cmd: Command) => {
           ctx.withVfs(cmd, (vfs) => {
             const dst = fromCliPath(vaultDir ?? '/');
-            const s = importTree(vfs, hostPath, dst);
+            const s = importTree(vfs, hostPath, dst, { force: !!opts.force });
             ctx.print(
               cmd,
-              { source: hostPath, vfs_path: dst, files_imported: s.files, dirs_created: s.dirs, symlinks: s.symlinks, hardlinks: s.hardlinks, total_bytes: s.bytes },
-              () => `imported ${s.files} files, ${s.dirs} directories, ${s.symlinks} symlinks (${humanBytes(s.bytes)}) into ${dst}`,
+              {
+                source: hostPath,
+                vfs_path: dst,
+                files_imported: s.files,
+                dirs_created: s.dirs,
+                symlinks: s.symlinks,
+                hardlinks: s.hardlinks,
+                special_files: s.special,
+                total_bytes: s.bytes,
+                skipped_count: s.skipped.length,
+                skipped: s.skipped,
+              },
+              () =>
+                `imported ${s.files} files, ${s.dirs} directories, ${s.symlinks} symlinks, ${s.special} fifos/sockets (${humanBytes(s.bytes)}) into ${dst}` +
+                s.skipped.map((x) => `\nskipped ${x.path} (${x.type}): ${x.reason}`).join(''),
             );
           });
         }),
       ),
     'avfs import ./my-project /',
+    'avfs import notes.txt /notes.txt --force',
   );
 
   example(
@@ -63,8 +78,17 @@ export function register(program: Command, ctx: CliContext): void {
             const s = exportTree(vfs, src, hostDir, { force: !!opts.force });
             ctx.print(
               cmd,
-              { vfs_path: src, destination: hostDir, files_exported: s.files, dirs_created: s.dirs, symlinks: s.symlinks, hardlinks: s.hardlinks, total_bytes: s.bytes },
-              () => `exported ${s.files} files, ${s.dirs} directories, ${s.symlinks} symlinks (${humanBytes(s.bytes)}) to ${hostDir}`,
+              {
+                vfs_path: src,
+                destination: hostDir,
+                files_exported: s.files,
+                dirs_created: s.dirs,
+                symlinks: s.symlinks,
+                hardlinks: s.hardlinks,
+                special_files: s.special,
+                total_bytes: s.bytes,
+              },
+              () => `exported ${s.files} files, ${s.dirs} directories, ${s.symlinks} symlinks, ${s.special} fifos/sockets (${humanBytes(s.bytes)}) to ${hostDir}`,
             );
           }, { readonly: true });
         }),

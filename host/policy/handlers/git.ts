@@ -2,57 +2,101 @@
  * git: global options (-C, -c, --git-dir), then the subcommand. Reading history is allowed,
  * changing the work tree gets a checkpoint, talking to remotes needs approval, and anything that
  * makes git run a program later (hooks, core.hooksPath, fsmonitor, aliases with !) is denied.
+ * Programs git runs now (-c core.pager=…, rebase --exec, bisect run, difftool -x, grep -O) are
+ * judged as if typed directly; files it writes or reads through options are judged as paths.
  */
 import type { Handler } from '../classify';
-import { type Cmd, parseOpts } from '../command';
-import { literal, litWord, type Word } from '../words';
+import { type Cmd, type ParsedOpts, parseOpts } from '../command';
+import { dropPrefix, literal, litWord, type Word } from '../words';
 
-/** Config keys whose value is a program git will run. */
-const EXEC_KEY = /^(core\.(fsmonitor|sshcommand|pager|editor|askpass|gitproxy)|sequence\.editor|diff\.external|diff\.[^.]+\.(textconv|command)|merge\.[^.]+\.driver|filter\.[^.]+\.(clean|smudge|process)|credential\.helper|gpg\.program|gpg\.[^.]+\.program|pager\.[^.]+|uploadpack\.packobjectshook|receive\.procreceiverefs|remote\.[^.]+\.(uploadpack|receivepack)|protocol\.ext\.allow|ssh\.variant|web\.browser|browser\.[^.]+\.cmd|man\.[^.]+\.cmd|interactive\.difffilter|instaweb\.httpd)$/i;
+/** Config keys whose value is a program (or shell text) git will run. */
+const EXEC_KEY = new RegExp(
+  '^(' +
+    [
+      'core\\.(fsmonitor|sshcommand|pager|editor|askpass|gitproxy|alternaterefscommand)',
+      'sequence\\.editor',
+      'diff\\.external',
+      'diff\\.[^.]+\\.(textconv|command)',
+      'merge\\.[^.]+\\.driver',
+      '(diff|merge)tool\\.[^.]+\\.(cmd|path)',
+      'filter\\.[^.]+\\.(clean|smudge|process)',
+      'credential\\.(.+\\.)?helper',
+      'gpg\\.program',
+      'gpg\\.[^.]+\\.program',
+      'pager\\.[^.]+',
+      'uploadpack\\.packobjectshook',
+      'receive\\.procreceiverefs',
+      'remote\\.[^.]+\\.(uploadpack|receivepack|vcs)',
+      'protocol\\.ext\\.allow',
+      'ssh\\.variant',
+      'web\\.browser',
+      'browser\\.[^.]+\\.(cmd|path)',
+      'man\\.[^.]+\\.(cmd|path)',
+      'interactive\\.difffilter',
+      'instaweb\\.httpd',
+      'sendemail\\.(tocmd|cccmd|headercmd|sendmailcmd|smtpserver)',
+      'trailer\\.[^.]+\\.(cmd|command)',
+      'imap\\.tunnel',
+    ].join('|') +
+    ')$',
+  'i',
+);
 
 /** Judges one `key=value` git config pair, transient (-c) or persistent (git config). */
-function configPair(c: Cmd, key: string, value: string | null, persistent: boolean): void {
-  const k = key.toLowerCase();
-  if (k === 'core.hookspath') {
-    c.add(['persistence'], `${persistent ? 'git config' : 'git -c'} core.hooksPath makes git run hooks from ${value ?? 'an unknown place'}`);
+function configPair(cmd: Cmd, key: string, value: string | null, persistent: boolean): void {
+  const lower = key.toLowerCase();
+  const how = persistent ? 'git config' : 'git -c';
+  if (lower === 'core.hookspath' || lower === 'init.templatedir') {
+    cmd.add(['persistence'], `${how} ${key} makes git run hooks from ${value ?? 'an unknown place'}`);
     return;
   }
-  const isAlias = k.startsWith('alias.');
-  if (EXEC_KEY.test(k) || (isAlias && (value === null || value.startsWith('!')))) {
-    if (persistent) {
-      c.add(['persistence'], `git config ${key} stores a program git will run later`);
-      return;
-    }
-    if (value === null) c.add(['obfuscation'], `git -c ${key} runs a computed program`);
-    else if (k === 'protocol.ext.allow') c.add(['code_execution', 'unknown'], 'git -c protocol.ext.allow lets URLs run programs');
-    else c.script(isAlias ? value.slice(1) : value, `git -c ${key}`);
+  if (lower === 'include.path' || /^includeif\..+\.path$/.test(lower)) {
+    cmd.add(['code_execution', 'unknown'], `${how} ${key} pulls in another configuration file, with whatever programs it names`);
+    if (value !== null) cmd.path(litWord(value, false), 'read');
+    return;
   }
+  const isAlias = lower.startsWith('alias.');
+  if (!EXEC_KEY.test(lower) && !(isAlias && (value === null || value.startsWith('!')))) return;
+  if (persistent) {
+    cmd.add(['persistence'], `git config ${key} stores a program git will run later`);
+    return;
+  }
+  if (value === null) cmd.add(['obfuscation'], `git -c ${key} runs a computed program`);
+  else if (lower === 'protocol.ext.allow') cmd.add(['code_execution', 'unknown'], 'git -c protocol.ext.allow lets URLs run programs');
+  else cmd.runs(litWord(isAlias || value.startsWith('!') ? value.slice(1) : value), `git -c ${key}`);
 }
 
-function gitConfig(c: Cmd, args: Word[]): void {
-  const o = parseOpts(args, 'f', ['file', 'blob', 'type', 'default', 'comment', 'value']);
-  const vals = o.operands.map((w) => literal(w));
-  const reading = ['get', 'get-all', 'get-regexp', 'list', 'l', 'get-urlmatch', 'name-only', 'show-origin', 'show-scope', 'get-color', 'get-colorbool'].some((f) => o.flags.has(f)) || vals[0] === 'get' || vals[0] === 'list' || (vals.length === 1 && !o.flags.has('unset') && !o.flags.has('unset-all') && !o.flags.has('remove-section') && !o.flags.has('rename-section') && !o.flags.has('edit') && !o.flags.has('e'));
-  if (o.flags.has('global') || o.flags.has('system')) {
+function gitConfig(cmd: Cmd, args: Word[]): void {
+  const opts = parseOpts(args, 'f', ['file', 'blob', 'type', 'default', 'comment', 'value']);
+  const operands = opts.operands.map((word) => literal(word));
+  const editing = ['unset', 'unset-all', 'remove-section', 'rename-section', 'edit', 'e', 'add', 'replace-all'].some((flag) => opts.flags.has(flag));
+  const reading =
+    [
+      'get', 'get-all', 'get-regexp', 'list', 'l', 'get-urlmatch', 'name-only', 'show-origin', 'show-scope', 'get-color', 'get-colorbool',
+    ].some((flag) => opts.flags.has(flag)) ||
+    operands[0] === 'get' ||
+    operands[0] === 'list' ||
+    (operands.length === 1 && !editing);
+  if (opts.flags.has('global') || opts.flags.has('system')) {
     if (reading) {
-      c.add(['read_only'], 'git config reads the host configuration');
+      cmd.add(['read_only'], 'git config reads the host configuration');
       return;
     }
-    c.add(['host_escape'], `git config --${o.flags.has('global') ? 'global' : 'system'} writes the host's git configuration`);
+    cmd.add(['host_escape'], `git config --${opts.flags.has('global') ? 'global' : 'system'} writes the host's git configuration`);
   }
-  for (const w of [...(o.values.get('f') ?? []), ...(o.values.get('file') ?? [])]) c.path(w, reading ? 'read' : 'write');
-  if (o.flags.has('edit') || o.flags.has('e')) {
-    c.add(['interactive', 'persistence'], 'git config --edit opens an editor on the config');
+  for (const file of [...(opts.values.get('f') ?? []), ...(opts.values.get('file') ?? [])]) cmd.path(file, reading ? 'read' : 'write');
+  if (opts.flags.has('edit') || opts.flags.has('e')) {
+    cmd.add(['interactive', 'persistence'], 'git config --edit opens an editor on the config');
     return;
   }
   if (reading) {
-    c.add(['read_only'], 'git config reads a setting');
+    cmd.add(['read_only'], 'git config reads a setting');
     return;
   }
-  c.add(['mutating'], 'git config changes the repository configuration');
-  const ops = vals[0] === 'set' || vals[0] === 'unset' ? vals.slice(1) : vals;
-  if (ops[0]) configPair(c, ops[0], ops[1] ?? null, true);
-  else if (ops[0] === null) c.add(['unknown'], 'git config of an unknown key');
+  cmd.add(['mutating'], 'git config changes the repository configuration');
+  const pair = operands[0] === 'set' || operands[0] === 'unset' ? operands.slice(1) : operands;
+  if (pair[0]) configPair(cmd, pair[0], pair[1] ?? null, true);
+  else if (pair[0] === null) cmd.add(['unknown'], 'git config of an unknown key');
 }
 
 const READ_ONLY = new Set([
@@ -70,192 +114,280 @@ const MUTATING = new Set([
   'unpack-objects', 'prune-packed', 'multi-pack-index', 'commit-graph', 'range-diff',
 ]);
 
-function sub(c: Cmd, name: string, args: Word[]): void {
-  const o = parseOpts(args, name === 'commit' ? 'mFCcu' : name === 'log' || name === 'show' || name === 'diff' ? 'nSGL' : 'b', ['message', 'file', 'reuse-message', 'reedit-message', 'output', 'upload-pack', 'receive-pack', 'exec', 'template', 'separate-git-dir', 'reference', 'config', 'origin', 'branch', 'depth', 'output-directory', 'o', 'format', 'pretty', 'author', 'since', 'until', 'grep', 'date', 'max-count', 'tree-filter', 'index-filter', 'msg-filter', 'env-filter', 'commit-filter', 'parent-filter', 'tag-name-filter', 'subdirectory-filter']);
-  const has = (...fs: string[]) => fs.some((f) => o.flags.has(f));
-  const vals = o.operands.map((w) => literal(w));
-  for (const k of ['upload-pack', 'receive-pack', 'exec', 'u']) {
-    for (const w of o.values.get(k) ?? []) {
-      const v = literal(w);
-      if (v === null) c.add(['obfuscation'], `git ${name} --${k} runs a computed program`);
-      else c.script(v, `git ${name} --${k}`);
-    }
+/** Short options that take a value, by subcommand (`-o FILE`, `-x CMD`); others default to -b. */
+const SHORT_VALUED: Record<string, string> = {
+  commit: 'mFCcut',
+  log: 'nSGLO',
+  show: 'nSGLO',
+  diff: 'nSGLO',
+  whatchanged: 'nSGLO',
+  archive: 'o',
+  'format-patch': 'ov',
+  rebase: 'xsX',
+  difftool: 'xt',
+  mergetool: 't',
+  grep: 'efmABC',
+  clone: 'obcju',
+  blame: 'SLC',
+  tag: 'mFu',
+  am: 'pSC',
+  apply: 'pC',
+};
+
+const LONG_VALUED = [
+  'message', 'file', 'reuse-message', 'reedit-message', 'output', 'upload-pack', 'receive-pack', 'exec', 'template', 'separate-git-dir', 'reference',
+  'config', 'origin', 'branch', 'depth', 'output-directory', 'format', 'pretty', 'author', 'since', 'until', 'grep', 'date', 'max-count', 'tree-filter',
+  'index-filter', 'msg-filter', 'env-filter', 'commit-filter', 'parent-filter', 'tag-name-filter', 'subdirectory-filter', 'extcmd', 'tool',
+  'directory', 'prefix', 'index-output', 'export-marks', 'import-marks', 'ignore-revs-file', 'contents', 'smtp-server', 'to-cmd', 'cc-cmd',
+  'header-cmd', 'sendmail-cmd', 'httpd', 'open-files-in-pager', 'strategy', 'strategy-option',
+];
+
+/** Options whose value git runs as a program or shell text. */
+const RUNS = [
+  'upload-pack', 'receive-pack', 'exec', 'u', 'tree-filter', 'index-filter', 'msg-filter', 'env-filter', 'commit-filter', 'parent-filter',
+  'tag-name-filter', 'to-cmd', 'cc-cmd', 'header-cmd', 'sendmail-cmd', 'httpd',
+];
+
+/** Judges what a subcommand's options run, write and read. */
+function optionEffects(cmd: Cmd, name: string, opts: ParsedOpts): void {
+  for (const key of RUNS) for (const word of opts.values.get(key) ?? []) cmd.runs(word, `git ${name} --${key}`);
+  // rebase -x/--exec, difftool -x/--extcmd: run for each commit, each file pair.
+  if (name === 'rebase' || name === 'difftool') for (const word of [...(opts.values.get('x') ?? []),
+      ...(name === 'difftool' ? opts.values.get('extcmd') ?? [] : [])]) cmd.runs(word, `git ${name} -x`);
+  if (name === 'send-email') for (const word of opts.values.get('smtp-server') ?? []) if (
+      (literal(word) ?? '/').startsWith('/')) cmd.runs(word, 'git send-email --smtp-server');
+  if (name === 'grep') for (const word of opts.values.get('open-files-in-pager') ?? []) cmd.runs(word, 'git grep -O');
+  for (const word of opts.values.get('config') ?? []) {
+    const pair = literal(word);
+    const eq = pair?.indexOf('=') ?? -1;
+    if (pair !== null && eq > 0) configPair(cmd, pair.slice(0, eq), pair.slice(eq + 1), false);
   }
-  for (const w of o.values.get('config') ?? []) {
-    const v = literal(w);
-    const eq = v?.indexOf('=') ?? -1;
-    if (v !== null && eq > 0) configPair(c, v.slice(0, eq), v.slice(eq + 1), false);
+  const writes = ['output', 'output-directory', 'index-output', 'export-marks', 'separate-git-dir', 'directory'];
+  if (name === 'archive' || name === 'format-patch') writes.push('o');
+  if (name === 'checkout-index') writes.push('prefix');
+  for (const key of writes) for (const word of opts.values.get(key) ?? []) cmd.path(word, 'write');
+  const reads = ['F', 'file', 'reference', 'import-marks', 'ignore-revs-file', 'contents'];
+  if (name === 'commit') reads.push('t');
+  if (name === 'log' || name === 'show' || name === 'diff') reads.push('O');
+  if (name === 'blame') reads.push('S');
+  if (name === 'grep') reads.push('f');
+  for (const key of reads) for (const word of opts.values.get(key) ?? []) cmd.path(word, 'read');
+  for (const template of opts.values.get('template') ?? []) {
+    if (name === 'commit') cmd.path(template, 'read');
+    else cmd.add(['persistence'], `git ${name} --template copies hooks from ${template.raw} into the repository`);
   }
-  for (const k of ['tree-filter', 'index-filter', 'msg-filter', 'env-filter', 'commit-filter', 'parent-filter', 'tag-name-filter']) {
-    for (const w of o.values.get(k) ?? []) {
-      const v = literal(w);
-      if (v === null) c.add(['obfuscation'], `git ${name} --${k} runs a computed command`);
-      else c.script(v, `git ${name} --${k}`);
-    }
-  }
-  for (const k of ['output', 'o', 'output-directory']) (o.values.get(k) ?? []).forEach((w) => c.path(w, 'write'));
-  for (const k of ['F', 'file', 'template', 'reference']) (o.values.get(k) ?? []).forEach((w) => c.path(w, 'read'));
-  for (const w of o.operands) if (/^ext::/.test(literal(w) ?? '')) c.add(['opaque_code'], 'an ext:: URL makes git run a program');
+  for (const word of opts.operands) if (/^ext::/.test(literal(word) ?? '')) cmd.add(['opaque_code'], 'an ext:: URL makes git run a program');
+}
+
+function sub(cmd: Cmd, name: string, args: Word[]): void {
+  const opts = parseOpts(args, SHORT_VALUED[name] ?? 'b', LONG_VALUED);
+  const has = (...flags: string[]) => flags.some((flag) => opts.flags.has(flag));
+  const operands = opts.operands.map((word) => literal(word));
+  optionEffects(cmd, name, opts);
 
   if (name === 'config') {
-    gitConfig(c, args);
+    gitConfig(cmd, args);
     return;
   }
-  if (name === 'push' || name === 'send-email' || name === 'svn' && vals[0] === 'dcommit') {
-    c.add(['vcs_remote', 'networked'], `git ${name} sends commits to a remote`);
-    if (has('force', 'f', 'force-with-lease', 'mirror', 'delete', 'd', 'prune') || vals.some((v) => v !== null && (v.startsWith('+') || v.startsWith(':')))) {
-      c.add(['destructive'], `git ${name} can overwrite or delete remote history`);
+  if (name === 'push' || name === 'send-email' || (name === 'svn' && operands[0] === 'dcommit')) {
+    cmd.add(['vcs_remote', 'networked'], `git ${name} sends commits to a remote`);
+    if (has('force', 'f', 'force-with-lease', 'mirror', 'delete', 'd', 'prune') || operands.some(
+        (v) => v !== null && (v.startsWith('+') || v.startsWith(':')))) {
+      cmd.add(['destructive'], `git ${name} can overwrite or delete remote history`);
     }
     return;
   }
-  if (NETWORK.has(name) || (name === 'remote' && (vals[0] === 'update' || vals[0] === 'show' || vals[0] === 'prune')) || (name === 'submodule' && /^(update|add|sync|foreach)$/.test(vals[0] ?? ''))) {
-    c.add(['networked'], `git ${name}${vals[0] && name !== 'clone' ? ' ' + vals[0] : ''} talks to a remote`);
+  if (NETWORK.has(name) || (name === 'remote' && /^(update|show|prune)$/.test(operands[0] ?? '')) || (
+      name === 'submodule' && /^(update|add|sync|foreach)$/.test(operands[0] ?? ''))) {
+    cmd.add(['networked'], `git ${name}${operands[0] && name !== 'clone' ? ' ' + operands[0] : ''} talks to a remote`);
     if (name === 'clone') {
-      c.add(['mutating'], 'git clone creates a checkout');
-      const urls = o.operands;
-      const dest = urls[1];
-      if (dest) c.path(dest, 'write', 'clones into');
-      const src = urls[0] && literal(urls[0]);
-      if (src && (src.startsWith('/') || src.startsWith('~') || src.startsWith('file://') || src.startsWith('..'))) c.path(litWord(src.replace(/^file:\/\//, ''), false), 'read');
+      cmd.add(['mutating'], 'git clone creates a checkout');
+      const dest = opts.operands[1];
+      if (dest) cmd.path(dest, 'write', 'clones into');
+      const src = operands[0];
+      if (src && (src.startsWith('/') || src.startsWith('~') || src.startsWith('file://') || src.startsWith('..'))) cmd.path(litWord(
+          src.replace(/^file:\/\//, ''), false), 'read');
     }
-    if (name === 'pull') c.add(['mutating'], 'git pull changes the working tree');
-    if (name === 'submodule' && vals[0] === 'foreach') {
-      const cmd = o.operands.slice(1).map((w) => literal(w));
-      if (cmd.every((x): x is string => x !== null)) c.script(cmd.join(' '), 'git submodule foreach');
-      else c.add(['obfuscation'], 'git submodule foreach runs a computed command');
+    if (name === 'pull') cmd.add(['mutating'], 'git pull changes the working tree');
+    if (name === 'submodule' && operands[0] === 'foreach') {
+      const foreach = opts.operands.slice(1).map((word) => literal(word));
+      if (foreach.every((text): text is string => text !== null)) cmd.script(foreach.join(' '), 'git submodule foreach');
+      else cmd.add(['obfuscation'], 'git submodule foreach runs a computed command');
     }
+    return;
+  }
+  if (name === 'bisect' && operands[0] === 'run') {
+    cmd.add(['mutating'], 'git bisect run checks out commits');
+    const command = args.slice(args.findIndex((word) => literal(word) === 'run') + 1);
+    if (command.length > 0) cmd.nested(command);
     return;
   }
   if (name === 'clean') {
-    if (has('n', 'dry-run')) c.add(['read_only'], 'git clean -n only lists');
-    else c.add(['destructive'], 'git clean deletes untracked files');
+    if (has('n', 'dry-run')) cmd.add(['read_only'], 'git clean -n only lists');
+    else cmd.add(['destructive'], 'git clean deletes untracked files');
     return;
   }
   if (name === 'reset') {
-    c.add(has('hard', 'merge', 'keep') ? ['destructive'] : ['mutating'], has('hard') ? 'git reset --hard discards changes' : 'git reset moves HEAD');
+    cmd.add(has('hard', 'merge', 'keep') ? ['destructive'] : ['mutating'], has('hard') ? 'git reset --hard discards changes' : 'git reset moves HEAD');
     return;
   }
   if (name === 'checkout' || name === 'restore') {
-    const discards = name === 'restore' ? !(has('staged', 'S') && !has('worktree', 'W')) : args.some((w) => literal(w) === '--') || has('f', 'force') || vals.includes('.');
-    c.add(discards ? ['destructive'] : ['mutating'], discards ? `git ${name} overwrites working-tree changes` : `git ${name} switches branches`);
-    if (has('p', 'patch')) c.add(['interactive'], `git ${name} -p asks on the terminal`);
+    const discards = name === 'restore' ? !(has('staged', 'S') && !has('worktree', 'W')) :
+        args.some((word) => literal(word) === '--') || has('f', 'force') || operands.includes('.');
+    cmd.add(discards ? ['destructive'] : ['mutating'], discards ? `git ${name} overwrites working-tree changes` : `git ${name} switches branches`);
+    if (has('p', 'patch')) cmd.add(['interactive'], `git ${name} -p asks on the terminal`);
     return;
   }
   if (name === 'stash') {
-    const s = vals[0];
-    if (s === 'list' || s === 'show') c.add(['read_only'], `git stash ${s} only reads`);
-    else if (s === 'drop' || s === 'clear') c.add(['destructive'], `git stash ${s} deletes stashed work`);
-    else c.add(['mutating'], 'git stash changes the working tree');
+    const action = operands[0];
+    if (action === 'list' || action === 'show') cmd.add(['read_only'], `git stash ${action} only reads`);
+    else if (action === 'drop' || action === 'clear') cmd.add(['destructive'], `git stash ${action} deletes stashed work`);
+    else cmd.add(['mutating'], 'git stash changes the working tree');
     return;
   }
   if (name === 'branch' || name === 'tag') {
-    const listing = o.operands.length === 0 && !has('d', 'D', 'delete', 'm', 'M', 'move', 'c', 'C', 'copy', 'f', 'force', 'u', 'set-upstream-to', 'unset-upstream', 'edit-description', 'a', 's', 'annotate', 'sign');
+    const listing = opts.operands.length === 0 &&
+        !has('d', 'D', 'delete', 'm', 'M', 'move', 'c', 'C', 'copy', 'f', 'force', 'u', 'set-upstream-to', 'unset-upstream', 'edit-description', 'a',
+            's', 'annotate', 'sign');
     const listFlags = has('l', 'list', 'r', 'remotes', 'a', 'all', 'v', 'vv', 'show-current', 'contains', 'merged', 'no-merged', 'points-at', 'n');
-    if (listing || (listFlags && o.operands.length === 0 && !has('d', 'D', 'delete'))) c.add(['read_only'], `git ${name} lists`);
-    else c.add(has('D') || (has('d', 'delete') && has('f', 'force')) ? ['destructive'] : ['mutating'], `git ${name} changes refs`);
+    if (listing || (listFlags && opts.operands.length === 0 && !has('d', 'D', 'delete'))) cmd.add(['read_only'], `git ${name} lists`);
+    else cmd.add(has('D') || (has('d', 'delete') && has('f', 'force')) ? ['destructive'] : ['mutating'], `git ${name} changes refs`);
     return;
   }
   if (name === 'remote') {
-    if (!vals[0] || vals[0] === 'get-url' || vals[0] === '-v' || has('v', 'verbose')) c.add(['read_only'], 'git remote lists remotes');
-    else c.add(['mutating'], `git remote ${vals[0]} changes the remotes`);
+    if (!operands[0] || operands[0] === 'get-url' || operands[0] === '-v' || has('v', 'verbose')) cmd.add(['read_only'], 'git remote lists remotes');
+    else cmd.add(['mutating'], `git remote ${operands[0]} changes the remotes`);
     return;
   }
   if (name === 'worktree') {
-    if (vals[0] === 'list') c.add(['read_only'], 'git worktree list');
+    if (operands[0] === 'list') cmd.add(['read_only'], 'git worktree list');
     else {
-      c.add(['mutating'], `git worktree ${vals[0] ?? ''}`);
-      if (vals[0] === 'add' && o.operands[1]) c.path(o.operands[1], 'write', 'adds a worktree at');
+      cmd.add(['mutating'], `git worktree ${operands[0] ?? ''}`);
+      if (operands[0] === 'add' && opts.operands[1]) cmd.path(opts.operands[1], 'write', 'adds a worktree at');
     }
     return;
   }
-  if (name === 'reflog' && (!vals[0] || vals[0] === 'show')) {
-    c.add(['read_only'], 'git reflog lists');
+  if (name === 'init') {
+    cmd.add(['mutating'], 'git init creates a repository');
+    for (const dir of opts.operands) cmd.path(dir, 'write', 'creates a repository in');
+    return;
+  }
+  if (name === 'apply' || name === 'am') {
+    cmd.add(['mutating'], `git ${name} applies patches`);
+    for (const patch of opts.operands) cmd.path(patch, 'read');
+    if (has('unsafe-paths')) cmd.add(['unknown'], 'git apply --unsafe-paths lets a patch write outside the work tree');
+    return;
+  }
+  if (name === 'bundle') {
+    cmd.add(operands[0] === 'create' ? ['mutating'] : ['read_only'], `git bundle ${operands[0] ?? ''}`);
+    if (opts.operands[1]) cmd.path(opts.operands[1], operands[0] === 'create' ? 'write' : 'read');
+    return;
+  }
+  if (name === 'reflog' && (!operands[0] || operands[0] === 'show')) {
+    cmd.add(['read_only'], 'git reflog lists');
     return;
   }
   if (name === 'hook') {
-    c.add(['code_execution', 'mutating'], 'git hook run runs a repository hook');
+    cmd.add(['code_execution', 'mutating'], 'git hook run runs a repository hook');
     return;
   }
-  if (name === 'daemon' || name === 'instaweb' || name === 'http-backend' || name === 'credential' || name === 'credential-store' || name === 'credential-cache') {
-    c.add(name.startsWith('credential') ? ['host_escape'] : ['networked'], `git ${name} ${name.startsWith('credential') ? 'handles host credentials' : 'serves the repository'}`);
+  if (name === 'daemon' || name === 'instaweb' || name === 'http-backend' || name === 'credential' || name === 'credential-store' ||
+      name === 'credential-cache') {
+    const credentials = name.startsWith('credential');
+    cmd.add(credentials ? ['host_escape'] : ['networked'], `git ${name} ${credentials ? 'handles host credentials' : 'serves the repository'}`);
+    return;
+  }
+  if (name === 'help' && has('w', 'web')) {
+    cmd.add(['system'], 'git help --web opens a browser on the host');
     return;
   }
   if (READ_ONLY.has(name)) {
-    c.add(['read_only'], `git ${name} only reads`);
-    if ((name === 'diff' || name === 'log' || name === 'show') && has('ext-diff')) c.add(['code_execution'], `git ${name} --ext-diff runs an external diff program`);
-    o.operands.forEach((w) => {
-      const v = literal(w);
-      if (v !== null && (v.startsWith('/') || v.startsWith('~') || v.includes('..') && !/\.\.\.?/.test(v.replace(/\/\.\.(\/|$)/g, '')))) c.maybePath(w, 'read');
+    cmd.add(['read_only'], `git ${name} only reads`);
+    if ((name === 'diff' || name === 'log' || name === 'show') && has('ext-diff')) cmd.add(['code_execution'],
+        `git ${name} --ext-diff runs an external diff program`);
+    if (name === 'grep') grepPager(cmd, args);
+    opts.operands.forEach((word) => {
+      const text = literal(word);
+      if (text !== null && (text.startsWith('/') || text.startsWith('~') ||
+          (text.includes('..') && !/\.\.\.?/.test(text.replace(/\/\.\.(\/|$)/g, ''))))) cmd.maybePath(word, 'read');
     });
-    c.outputsWorkspacePaths = name === 'ls-files' || (name === 'diff' && has('name-only'));
+    cmd.outputsWorkspacePaths = name === 'ls-files' || (name === 'diff' && has('name-only'));
     return;
   }
   if (name === 'commit') {
-    c.add(['mutating'], 'git commit records changes');
-    if (!o.values.has('m') && !o.values.has('message') && !o.values.has('F') && !o.values.has('file') && !o.values.has('C') && !o.values.has('reuse-message') && !has('no-edit') && !has('fixup')) {
-      c.add(['interactive'], 'git commit without -m opens an editor');
-    }
+    cmd.add(['mutating'], 'git commit records changes');
+    const message = ['m', 'message', 'F', 'file', 'C', 'reuse-message'].some((key) => opts.values.has(key)) || has('no-edit', 'fixup');
+    if (!message) cmd.add(['interactive'], 'git commit without -m opens an editor');
     return;
   }
   if ((name === 'rebase' && has('i', 'interactive')) || (name === 'add' && has('p', 'patch', 'i', 'interactive', 'e', 'edit'))) {
-    c.add(['mutating', 'interactive'], `git ${name} -i asks on the terminal`);
+    cmd.add(['mutating', 'interactive'], `git ${name} -i asks on the terminal`);
     return;
   }
   if (name === 'rm') {
-    c.add(['destructive'], 'git rm deletes files');
+    cmd.add(['destructive'], 'git rm deletes files');
     return;
   }
   if (MUTATING.has(name)) {
-    c.add(['mutating'], `git ${name} changes the repository`);
-    if (name === 'submodule' || name === 'lfs') c.add(['networked'], `git ${name} may fetch`);
+    cmd.add(['mutating'], `git ${name} changes the repository`);
+    if (name === 'difftool' || name === 'mergetool') cmd.add(['code_execution'], `git ${name} runs a diff or merge tool`);
+    if (name === 'submodule' || name === 'lfs') cmd.add(['networked'], `git ${name} may fetch`);
     return;
   }
   // An alias from the user's gitconfig, or an external git-<name> program.
-  c.add(['mutating', 'code_execution'], `git ${name} is not a known git command (an alias or external program)`);
+  cmd.add(['mutating', 'code_execution'], `git ${name} is not a known git command (an alias or external program)`);
 }
 
-const git: Handler = (c) => {
-  let i = 0;
-  for (; i < c.args.length; i++) {
-    const v = c.vals[i];
-    if (v === null || v === undefined || !v.startsWith('-')) break;
-    const next = c.args[i + 1];
-    if (v === '-C') {
+/** `git grep -O<pager>` / `--open-files-in-pager=<pager>` opens the matches in that program. */
+function grepPager(cmd: Cmd, args: Word[]): void {
+  for (const word of args) {
+    const text = literal(word) ?? '';
+    if (/^-[^-]*O./.test(text)) cmd.runs(dropPrefix(word, text.indexOf('O') + 1), 'git grep -O');
+  }
+}
+
+const git: Handler = (cmd) => {
+  let at = 0;
+  for (; at < cmd.args.length; at++) {
+    const value = cmd.vals[at];
+    if (value === null || value === undefined || !value.startsWith('-')) break;
+    const next = cmd.args[at + 1];
+    if (value === '-C') {
       if (next) {
-        const verdict = c.path(next, 'read', 'works in');
-        if (verdict.cls !== 'inside') c.add(['host_escape'], `git -C points at ${next.raw}, outside the workspace`);
+        const verdict = cmd.path(next, 'read', 'works in');
+        if (verdict.cls !== 'inside') cmd.add(['host_escape'], `git -C points at ${next.raw}, outside the workspace`);
       }
-      i++;
-    } else if (v === '-c') {
-      const kv = next ? literal(next) : null;
-      if (kv === null) c.add(['obfuscation'], 'git -c with a computed setting');
+      at++;
+    } else if (value === '-c') {
+      const pair = next ? literal(next) : null;
+      if (pair === null) cmd.add(['obfuscation'], 'git -c with a computed setting');
       else {
-        const eq = kv.indexOf('=');
-        configPair(c, eq > 0 ? kv.slice(0, eq) : kv, eq > 0 ? kv.slice(eq + 1) : 'true', false);
+        const eq = pair.indexOf('=');
+        configPair(cmd, eq > 0 ? pair.slice(0, eq) : pair, eq > 0 ? pair.slice(eq + 1) : 'true', false);
       }
-      i++;
-    } else if (/^--(git-dir|work-tree|namespace|exec-path|super-prefix|config-env)=?/.test(v)) {
-      const eq = v.indexOf('=');
-      const w = eq > 0 ? litWord(v.slice(eq + 1), false) : next;
-      if (eq < 0) i++;
-      if (w && /^--(git-dir|work-tree)/.test(v)) {
-        const verdict = c.path(w, 'read', 'uses');
-        if (verdict.cls !== 'inside' && verdict.cls !== 'git_control') c.add(['host_escape'], `git ${v.split('=')[0]} points outside the workspace`);
+      at++;
+    } else if (/^--(git-dir|work-tree|namespace|exec-path|super-prefix|config-env)=?/.test(value)) {
+      const eq = value.indexOf('=');
+      const word = eq > 0 ? dropPrefix(cmd.args[at]!, eq + 1) : next;
+      if (eq < 0) at++;
+      if (word && /^--(git-dir|work-tree)/.test(value)) {
+        const verdict = cmd.path(word, 'read', 'uses');
+        if (verdict.cls !== 'inside' && verdict.cls !== 'git_control') cmd.add(['host_escape'], `git ${value.split('=')[0]} points outside the workspace`);
       }
-      if (w && /^--exec-path/.test(v) && eq > 0) c.add(['code_execution', 'unknown'], 'git --exec-path runs git programs from another place');
-      if (/^--config-env/.test(v)) c.add(['unknown'], 'git --config-env reads a setting from the environment');
+      if (word && /^--exec-path/.test(value) && eq > 0) cmd.add(['code_execution', 'unknown'], 'git --exec-path runs git programs from another place');
+      if (/^--config-env/.test(value)) cmd.add(['unknown'], 'git --config-env reads a setting from the environment');
     }
   }
-  const name = c.vals[i];
+  const name = cmd.vals[at];
   if (name === undefined) {
-    c.add(['read_only'], 'git with no command prints help');
+    cmd.add(['read_only'], 'git with no command prints help');
     return;
   }
   if (name === null) {
-    c.add(['obfuscation'], 'the git subcommand is computed');
+    cmd.add(['obfuscation'], 'the git subcommand is computed');
     return;
   }
-  sub(c, name, c.args.slice(i + 1));
+  sub(cmd, name, cmd.args.slice(at + 1));
 };
 
 export const GIT_TOOLS: Record<string, Handler> = { git };

@@ -10,125 +10,129 @@ import { scanInlineCode } from './inlineCode';
 import { PACKAGE_TOOLS } from './packages';
 
 /** The text of a word that will be run as code, or null (and a finding) when it is computed. */
-function codeText(c: Cmd, w: Word, what: string): string | null {
-  const v = literal(w);
-  if (v !== null) return v;
-  if (taints(w).size > 0) c.add(['opaque_code'], `${what} runs downloaded or decoded text (${w.raw})`);
-  else c.add(['obfuscation'], `${what} runs text computed at run time (${w.raw}), which could be anything`);
+function codeText(cmd: Cmd, word: Word, what: string): string | null {
+  const value = literal(word);
+  if (value !== null) return value;
+  if (taints(word).size > 0) cmd.add(['opaque_code'], `${what} runs downloaded or decoded text (${word.raw})`);
+  else cmd.add(['obfuscation'], `${what} runs text computed at run time (${word.raw}), which could be anything`);
   return null;
 }
 
 /** Code read from standard input: parse it, scan it, or judge where it came from. */
-function codeFromStdin(c: Cmd, what: string, onText: (text: string) => void): void {
-  const s = c.stdin;
-  if (s.kind === 'inherit') {
-    c.add(['interactive'], `${what} with no script reads commands from the terminal`);
+function codeFromStdin(cmd: Cmd, what: string, onText: (text: string) => void): void {
+  const input = cmd.stdin;
+  if (input.kind === 'inherit') {
+    cmd.add(['interactive'], `${what} with no script reads commands from the terminal`);
     return;
   }
-  if (s.taint.length > 0) {
-    c.add(['opaque_code'], `${what} runs ${s.taint.includes('remote') ? 'downloaded' : 'decoded'} bytes from ${s.from}`);
+  if (input.taint.length > 0) {
+    cmd.add(['opaque_code'], `${what} runs ${input.taint.includes('remote') ? 'downloaded' : 'decoded'} bytes from ${input.from}`);
     return;
   }
-  if (s.text !== null) onText(s.text);
-  else c.add(['code_execution', 'unknown'], `${what} runs code produced by ${s.from}, which the policy cannot read`);
+  if (input.text !== null) onText(input.text);
+  else cmd.add(['code_execution', 'unknown'], `${what} runs code produced by ${input.from}, which the policy cannot read`);
 }
 
 /** A script file about to run: where it lives, and whether this command line downloaded it. */
-function scriptFile(c: Cmd, w: Word, what: string): void {
-  c.add(['code_execution'], `${what} runs the script ${w.raw}`);
-  for (const s of w.segs) {
-    if (s.t === 'val' && s.v.kind === 'procsub' && s.v.taint.length > 0) c.add(['opaque_code'], `${what} runs the output of a download or decoder (${w.raw})`);
+function scriptFile(cmd: Cmd, word: Word, what: string): void {
+  cmd.add(['code_execution'], `${what} runs the script ${word.raw}`);
+  for (const seg of word.segs) {
+    if (seg.t === 'val' && seg.v.kind === 'procsub' && seg.v.taint.length > 0) cmd.add(['opaque_code'],
+        `${what} runs the output of a download or decoder (${word.raw})`);
   }
-  const v = c.path(w, 'exec');
-  if (c.judge.downloaded.has(v.shown)) c.add(['opaque_code'], `${what} runs ${w.raw}, which this command line downloaded`);
-  const text = c.judge.written.get(v.shown);
+  const verdict = cmd.path(word, 'exec');
+  if (cmd.judge.downloaded.has(verdict.shown)) cmd.add(['opaque_code'], `${what} runs ${word.raw}, which this command line downloaded`);
+  const text = cmd.judge.written.get(verdict.shown);
   if (text !== undefined) {
-    if (/^(sh|bash|zsh|dash|ksh|source|\.)$/.test(c.prog)) c.script(text, `${w.raw}, written earlier on this line`);
-    else scanInlineCode(c, text, `${w.raw}, written earlier on this line`);
+    // `source`/`.` run the file in this very shell; `bash file` in a child.
+    if (/^(source|\.)$/.test(cmd.prog)) cmd.script(text, `${word.raw}, written earlier on this line`, undefined, cmd.inShell ? 'current' : 'subshell');
+    else if (/^(sh|bash|zsh|dash|ksh)$/.test(cmd.prog)) cmd.script(text, `${word.raw}, written earlier on this line`);
+    else scanInlineCode(cmd, text, `${word.raw}, written earlier on this line`);
   }
-  if (v.cls === 'inside') c.add(['mutating'], `the script may change the workspace`);
+  if (verdict.cls === 'inside') cmd.add(['mutating'], `the script may change the workspace`);
 }
 
 const SHELL_VALUE_OPTS = new Set(['-o', '+o', '-O', '+O', '--rcfile', '--init-file', '-C']);
 
-const shell: Handler = (c) => {
-  let i = 0;
+const shell: Handler = (cmd) => {
+  let at = 0;
   let command = false;
   let readStdin = false;
-  for (; i < c.args.length; i++) {
-    const v = c.vals[i];
-    if (v === null || v === undefined) break;
-    if (v === '--' || v === '-') {
-      i++;
+  for (; at < cmd.args.length; at++) {
+    const value = cmd.vals[at];
+    if (value === null || value === undefined) break;
+    if (value === '--' || value === '-') {
+      at++;
       break;
     }
-    if (SHELL_VALUE_OPTS.has(v)) {
-      if (v === '--rcfile' || v === '--init-file') scriptFile(c, c.args[i + 1] ?? litWord(''), `${c.prog} ${v}`);
-      i++;
+    if (SHELL_VALUE_OPTS.has(value)) {
+      if (value === '--rcfile' || value === '--init-file') scriptFile(cmd, cmd.args[at + 1] ?? litWord(''), `${cmd.prog} ${value}`);
+      at++;
       continue;
     }
-    if (/^--/.test(v)) {
-      if (v === '--version' || v === '--help') {
-        c.add(['read_only'], `${c.prog} ${v} only prints`);
+    if (/^--/.test(value)) {
+      if (value === '--version' || value === '--help') {
+        cmd.add(['read_only'], `${cmd.prog} ${value} only prints`);
         return;
       }
       continue;
     }
-    if (/^[-+][A-Za-z]+$/.test(v)) {
-      if (v.startsWith('-') && v.includes('c')) command = true;
-      if (v.startsWith('-') && v.includes('s')) readStdin = true;
-      if (v.startsWith('-') && v.includes('i')) c.add(['interactive'], `${c.prog} -i is an interactive shell`);
+    if (/^[-+][A-Za-z]+$/.test(value)) {
+      if (value.startsWith('-') && value.includes('c')) command = true;
+      if (value.startsWith('-') && value.includes('s')) readStdin = true;
+      if (value.startsWith('-') && value.includes('i')) cmd.add(['interactive'], `${cmd.prog} -i is an interactive shell`);
       continue;
     }
     break;
   }
-  const rest = c.args.slice(i);
-  const what = `${c.prog}${command ? ' -c' : ''}`;
+  const rest = cmd.args.slice(at);
+  const what = `${cmd.prog}${command ? ' -c' : ''}`;
   if (command) {
-    const w = rest[0];
-    if (!w) {
-      c.add(['unknown'], `${c.prog} -c without a command`);
+    const arg = rest[0];
+    if (!arg) {
+      cmd.add(['unknown'], `${cmd.prog} -c without a command`);
       return;
     }
-    const text = codeText(c, w, what);
-    const positional: (string | Value)[] = rest.slice(2).map((a) => literal(a) ?? { kind: 'unknown', taint: [...taints(a)], what: a.raw });
+    const text = codeText(cmd, arg, what);
+    const positional: (string | Value)[] = rest.slice(2).map((word) => literal(word) ?? { kind: 'unknown', taint: [...taints(word)], what: word.raw });
     if (text !== null) {
-      c.transparent = c.findings.length === 0;
-      c.script(text, what, positional);
+      cmd.transparent = cmd.findings.length === 0;
+      cmd.script(text, what, positional);
     }
     return;
   }
   const script = rest[0];
   if (!script || readStdin || literal(script) === '/dev/stdin') {
-    codeFromStdin(c, c.prog, (t) => c.script(t, `${c.prog} reading its input`));
+    codeFromStdin(cmd, cmd.prog, (value) => cmd.script(value, `${cmd.prog} reading its input`));
     return;
   }
-  scriptFile(c, script, c.prog);
-  rest.slice(1).forEach((w) => c.maybePath(w, 'read'));
+  scriptFile(cmd, script, cmd.prog);
+  rest.slice(1).forEach((word) => cmd.maybePath(word, 'read'));
 };
 
-const source: Handler = (c) => {
-  const w = c.args[0];
-  if (!w) {
-    c.add(['unknown'], `${c.prog} without a file`);
+const source: Handler = (cmd) => {
+  const word = cmd.args[0];
+  if (!word) {
+    cmd.add(['unknown'], `${cmd.prog} without a file`);
     return;
   }
-  if (literal(w) === '/dev/stdin' || literal(w) === '-') {
-    codeFromStdin(c, c.prog, (t) => c.script(t, `${c.prog} of its input`));
+  if (literal(word) === '/dev/stdin' || literal(word) === '-') {
+    codeFromStdin(cmd, cmd.prog, (value) => cmd.script(value, `${cmd.prog} of its input`, undefined, cmd.inShell ? 'current' : 'subshell'));
     return;
   }
-  scriptFile(c, w, c.prog);
+  scriptFile(cmd, word, cmd.prog);
 };
 
-const evalH: Handler = (c) => {
-  if (c.args.length === 0) {
-    c.add(['read_only'], 'eval with nothing to run');
+const evalH: Handler = (cmd) => {
+  if (cmd.args.length === 0) {
+    cmd.add(['read_only'], 'eval with nothing to run');
     return;
   }
-  const texts = c.args.map((w) => codeText(c, w, 'eval'));
-  if (texts.every((t): t is string => t !== null)) {
-    c.transparent = true;
-    c.script(texts.join(' '), 'eval');
+  const texts = cmd.args.map((word) => codeText(cmd, word, 'eval'));
+  if (texts.every((value): value is string => value !== null)) {
+    cmd.transparent = true;
+    // eval runs in this very shell: its cd and variables carry on.
+    cmd.script(texts.join(' '), 'eval', undefined, cmd.inShell ? 'current' : 'subshell');
   }
 };
 
@@ -148,7 +152,10 @@ interface Lang {
 const LANGS: Record<string, Lang> = {
   python: { code: ['-c'], valued: ['-W', '-X', '-Q'], info: ['--version', '-V', '--help', '-h'], module: '-m' },
   pypy: { code: ['-c'], valued: ['-W', '-X'], info: ['--version', '-V', '--help', '-h'], module: '-m' },
-  node: { code: ['-e', '--eval', '-p', '--print'], valued: ['-r', '--require', '--import', '--loader', '--experimental-loader', '--input-type', '--conditions', '-C', '--env-file', '--stack-size', '--max-old-space-size', '--title'], info: ['--version', '-v', '--help', '-h'] },
+  node: { code: ['-e', '--eval', '-p', '--print'], valued: [
+    '-r', '--require', '--import', '--loader', '--experimental-loader', '--input-type', '--conditions', '-C', '--env-file', '--stack-size',
+    '--max-old-space-size', '--title',
+  ], info: ['--version', '-v', '--help', '-h'] },
   perl: { code: ['-e', '-E'], valued: ['-I', '-M', '-m', '-x'], info: ['-v', '--version', '-h', '--help', '-V'], inPlace: true },
   ruby: { code: ['-e'], valued: ['-I', '-r', '-C', '-E', '-F'], info: ['-v', '--version', '-h', '--help'], inPlace: true },
   php: { code: ['-r', '-R', '-B', '-E'], valued: ['-c', '-d', '-z', '-t'], info: ['-v', '--version', '-h', '--help', '-m', '-i'] },
@@ -157,7 +164,9 @@ const LANGS: Record<string, Lang> = {
   Rscript: { code: ['-e', '--expr'], valued: [], info: ['--version', '--help'] },
   julia: { code: ['-e', '--eval', '-E', '--print'], valued: ['-p', '-t', '--project', '-J', '-L', '--load'], info: ['-v', '--version', '-h', '--help'] },
   tclsh: { code: [], valued: [], info: [] },
-  pwsh: { code: ['-c', '-Command', '-command', '-EncodedCommand', '-e', '-enc'], valued: ['-File', '-f', '-ExecutionPolicy', '-ep'], info: ['-v', '-Version', '--version'] },
+  pwsh: { code: [
+    '-c', '-Command', '-command', '-EncodedCommand', '-e', '-enc',
+  ], valued: ['-File', '-f', '-ExecutionPolicy', '-ep'], info: ['-v', '-Version', '--version'] },
   powershell: { code: ['-c', '-Command', '-command', '-EncodedCommand', '-e', '-enc'], valued: ['-File', '-ExecutionPolicy', '-ep'], info: ['-Version'] },
   osascript: { code: ['-e'], valued: ['-l', '-s'], info: [] },
   ghci: { code: ['-e'], valued: [], info: ['--version'] },
@@ -166,164 +175,167 @@ const LANGS: Record<string, Lang> = {
 };
 
 /** python -m MODULE: some modules are package managers, servers or REPLs. */
-function pythonModule(c: Cmd, mod: string, rest: Word[]): void {
-  const m = mod.split('.')[0]!;
-  if (m === 'pip' || m === 'ensurepip' || m === 'pipx' || m === 'uv') {
-    const sub = new Cmd(m === 'ensurepip' ? 'pip' : m, m === 'ensurepip' ? [litWord('install'), ...rest] : rest, c.text, c.stdin, c.judge);
+function pythonModule(cmd: Cmd, mod: string, rest: Word[]): void {
+  const root = mod.split('.')[0]!;
+  if (root === 'pip' || root === 'ensurepip' || root === 'pipx' || root === 'uv') {
+    const sub = new Cmd(root === 'ensurepip' ? 'pip' : root, root === 'ensurepip' ? [litWord('install'), ...rest] : rest, cmd.text, cmd.stdin, cmd.judge);
     PACKAGE_TOOLS[sub.prog]?.(sub);
-    c.findings.push(...sub.findings);
+    cmd.findings.push(...sub.findings);
     return;
   }
-  if (/^(http|SimpleHTTPServer|smtpd|ftplib|xmlrpc|socketserver|aiosmtpd|wsgiref)$/.test(m)) {
-    c.add(['networked'], `python -m ${mod} serves or uses the network`);
+  if (/^(http|SimpleHTTPServer|smtpd|ftplib|xmlrpc|socketserver|aiosmtpd|wsgiref)$/.test(root)) {
+    cmd.add(['networked'], `python -m ${mod} serves or uses the network`);
     return;
   }
-  if (m === 'venv' || m === 'virtualenv') {
-    c.add(['mutating'], `python -m ${m} creates an environment`);
-    rest.filter((w) => !(literal(w) ?? '').startsWith('-')).forEach((w) => c.path(w, 'write', 'creates'));
+  if (root === 'venv' || root === 'virtualenv') {
+    cmd.add(['mutating'], `python -m ${root} creates an environment`);
+    rest.filter((word) => !(literal(word) ?? '').startsWith('-')).forEach((word) => cmd.path(word, 'write', 'creates'));
     return;
   }
-  if (m === 'json' || m === 'tokenize' || m === 'pydoc' || m === 'site' || m === 'sysconfig' || m === 'platform' || m === 'this') {
-    c.add(['read_only'], `python -m ${mod} only prints`);
-    rest.forEach((w) => c.maybePath(w, 'read'));
+  if (root === 'json' || root === 'tokenize' || root === 'pydoc' || root === 'site' || root === 'sysconfig' || root === 'platform' || root === 'this') {
+    cmd.add(['read_only'], `python -m ${mod} only prints`);
+    rest.forEach((word) => cmd.maybePath(word, 'read'));
     return;
   }
-  if (m === 'pdb' || m === 'code') c.add(['interactive'], `python -m ${m} is interactive`);
-  c.add(['code_execution', 'mutating'], `python -m ${mod} runs a module`);
-  rest.forEach((w) => c.maybePath(w, 'read'));
+  if (root === 'pdb' || root === 'code') cmd.add(['interactive'], `python -m ${root} is interactive`);
+  cmd.add(['code_execution', 'mutating'], `python -m ${mod} runs a module`);
+  rest.forEach((word) => cmd.maybePath(word, 'read'));
 }
 
 function interpreter(lang: Lang): Handler {
-  return (c) => {
-    const what = (flag: string) => `${c.prog} ${flag}`;
+  return (cmd) => {
+    const what = (flag: string) => `${cmd.prog} ${flag}`;
     let sawCode = false;
-    let i = 0;
-    for (; i < c.args.length; i++) {
-      const v = c.vals[i];
-      if (v === null || v === undefined) break;
-      if (v === '--') {
-        i++;
+    let index = 0;
+    for (; index < cmd.args.length; index++) {
+      const value = cmd.vals[index];
+      if (value === null || value === undefined) break;
+      if (value === '--') {
+        index++;
         break;
       }
-      if (!v.startsWith('-') || v === '-') break;
-      if (lang.info.includes(v) && c.args.length === 1) {
-        c.add(['read_only'], `${c.prog} ${v} only prints`);
+      if (!value.startsWith('-') || value === '-') break;
+      if (lang.info.includes(value) && cmd.args.length === 1) {
+        cmd.add(['read_only'], `${cmd.prog} ${value} only prints`);
         return;
       }
-      const eq = v.indexOf('=');
-      const flag = eq > 0 ? v.slice(0, eq) : v;
+      const eq = value.indexOf('=');
+      const flag = eq > 0 ? value.slice(0, eq) : value;
       if (lang.code.includes(flag)) {
-        const w = eq > 0 ? litWord(v.slice(eq + 1)) : c.args[++i];
-        if (!w) break;
+        const arg = eq > 0 ? litWord(value.slice(eq + 1)) : cmd.args[++index];
+        if (!arg) break;
         sawCode = true;
-        const text = codeText(c, w, what(flag));
+        const text = codeText(cmd, arg, what(flag));
         if (text !== null) {
-          if (/Encoded/i.test(flag) || flag === '-enc' || (flag === '-e' && lang === LANGS.pwsh)) c.add(['opaque_code'], `${what(flag)} runs encoded code`);
-          else scanInlineCode(c, text, what(flag));
+          if (/Encoded/i.test(flag) || flag === '-enc' || (flag === '-e' && lang === LANGS.pwsh)) cmd.add(['opaque_code'], `${what(flag)} runs encoded code`);
+          else scanInlineCode(cmd, text, what(flag));
         }
         continue;
       }
-      if (lang.module && (flag === lang.module || v.startsWith(lang.module))) {
-        const mod = v.length > 2 ? v.slice(2) : (c.vals[++i] ?? null);
-        if (mod === null) c.add(['unknown'], `${c.prog} -m with an unknown module`);
-        else pythonModule(c, mod, c.args.slice(i + 1));
+      if (lang.module && (flag === lang.module || value.startsWith(lang.module))) {
+        const mod = value.length > 2 ? value.slice(2) : (cmd.vals[++index] ?? null);
+        if (mod === null) cmd.add(['unknown'], `${cmd.prog} -m with an unknown module`);
+        else pythonModule(cmd, mod, cmd.args.slice(index + 1));
         return;
       }
       if (lang.valued.includes(flag) && eq < 0) {
-        const val = c.args[++i];
-        if (val && (flag === '-r' || flag === '--require' || flag === '--import' || flag === '--loader')) c.maybePath(val, 'read');
+        // A module, an include directory, an env file: read wherever they are.
+        const optionValue = cmd.args[++index];
+        if (optionValue) cmd.maybePath(optionValue, 'read');
         continue;
       }
+      // `--env-file=~/.aws/credentials`, `-I/usr/lib`: an attached value that names a file is read.
+      cmd.maybePath(cmd.args[index]!, 'read');
       // A valued option with its value attached: perl -MLWP::Simple, -I/usr/lib.
-      if (lang.valued.some((f) => f.length === 2 && v.startsWith(f) && v.length > 2)) {
-        if (/^-[Mm]/.test(v) && /LWP|Net::|IO::Socket|HTTP|Socket|URI::Fetch|Mojo::UserAgent/.test(v)) c.add(['networked'], `${c.prog} loads a network module (${v})`);
+      if (lang.valued.some((option) => option.length === 2 && value.startsWith(option) && value.length > 2)) {
+        if (/^-[Mm]/.test(value) && /LWP|Net::|IO::Socket|HTTP|Socket|URI::Fetch|Mojo::UserAgent/.test(value)) cmd.add(['networked'],
+            `${cmd.prog} loads a network module (${value})`);
         continue;
       }
       // Combined short flags: perl -pie 'code', -ne, ruby -pe; perl -i.bak edits in place.
-      if (/^-[A-Za-z]+/.test(v) && !v.startsWith('--')) {
-        if (lang.inPlace && /^-[a-zA-Z]*i/.test(v)) c.add(['mutating'], `${c.prog} -i edits files in place`);
-        const letters = v.slice(1);
-        const codeFlag = lang.code.find((f) => f.length === 2 && letters.includes(f[1]!));
+      if (/^-[A-Za-z]+/.test(value) && !value.startsWith('--')) {
+        if (lang.inPlace && /^-[a-zA-Z]*i/.test(value)) cmd.add(['mutating'], `${cmd.prog} -i edits files in place`);
+        const letters = value.slice(1);
+        const codeFlag = lang.code.find((option) => option.length === 2 && letters.includes(option[1]!));
         if (codeFlag && lang.code.length > 0) {
           const at = letters.indexOf(codeFlag[1]!);
           const attached = letters.slice(at + 1);
-          const w = attached && !/^[a-zA-Z]*$/.test(attached) ? litWord(attached) : c.args[++i];
-          if (w) {
+          const file = attached && !/^[a-zA-Z]*$/.test(attached) ? litWord(attached) : cmd.args[++index];
+          if (file) {
             sawCode = true;
-            const text = codeText(c, w, what(codeFlag));
-            if (text !== null) scanInlineCode(c, text, what(codeFlag));
+            const text = codeText(cmd, file, what(codeFlag));
+            if (text !== null) scanInlineCode(cmd, text, what(codeFlag));
           }
           continue;
         }
-        if (c.prog === 'php' && letters.startsWith('S')) c.add(['networked'], 'php -S starts a web server');
-        if (letters.includes('i') && !lang.inPlace && c.prog !== 'php') c.add(['interactive'], `${c.prog} -i starts a REPL`);
+        if (cmd.prog === 'php' && letters.startsWith('S')) cmd.add(['networked'], 'php -S starts a web server');
+        if (letters.includes('i') && !lang.inPlace && cmd.prog !== 'php') cmd.add(['interactive'], `${cmd.prog} -i starts a REPL`);
       }
     }
-    const rest = c.args.slice(i);
+    const rest = cmd.args.slice(index);
     if (sawCode) {
-      const inPlace = c.has('mutating');
-      rest.forEach((w) => (inPlace ? c.path(w, 'write', 'edits') : c.maybePath(w, 'read')));
+      const inPlace = cmd.has('mutating');
+      rest.forEach((word) => (inPlace ? cmd.path(word, 'write', 'edits') : cmd.maybePath(word, 'read')));
       return;
     }
     const script = rest[0];
     if (!script || literal(script) === '-' || literal(script) === '/dev/stdin') {
-      codeFromStdin(c, c.prog, (t) => scanInlineCode(c, t, `${c.prog} reading its input`));
+      codeFromStdin(cmd, cmd.prog, (value) => scanInlineCode(cmd, value, `${cmd.prog} reading its input`));
       return;
     }
     const sv = literal(script);
     if (sv !== null && /^https?:\/\//.test(sv)) {
-      c.add(['opaque_code', 'networked'], `${c.prog} runs code straight from ${sv}`);
+      cmd.add(['opaque_code', 'networked'], `${cmd.prog} runs code straight from ${sv}`);
       return;
     }
-    if (c.prog === 'osascript') c.add(['host_escape'], 'osascript drives applications on the host');
-    scriptFile(c, script, c.prog);
-    rest.slice(1).forEach((w) => c.maybePath(w, 'read'));
+    if (cmd.prog === 'osascript') cmd.add(['host_escape'], 'osascript drives applications on the host');
+    scriptFile(cmd, script, cmd.prog);
+    rest.slice(1).forEach((word) => cmd.maybePath(word, 'read'));
   };
 }
 
-const deno: Handler = (c) => {
-  const sub = c.vals[0];
-  const o = parseOpts(c.args.slice(1));
-  const perms = [...o.flags, ...o.values.keys()];
-  if (perms.some((p) => /^(A|allow-all|allow-net|allow-run|allow-ffi|allow-sys)$/.test(p))) c.add(['networked'], 'deno is given network or process permissions');
-  if (perms.includes('allow-write') || perms.includes('A') || perms.includes('allow-all')) c.add(['mutating'], 'deno may write files');
+const deno: Handler = (cmd) => {
+  const sub = cmd.vals[0];
+  const opts = parseOpts(cmd.args.slice(1));
+  const perms = [...opts.flags, ...opts.values.keys()];
+  if (perms.some((name) => /^(A|allow-all|allow-net|allow-run|allow-ffi|allow-sys)$/.test(name))) cmd.add(['networked'],
+      'deno is given network or process permissions');
+  if (perms.includes('allow-write') || perms.includes('A') || perms.includes('allow-all')) cmd.add(['mutating'], 'deno may write files');
   switch (sub) {
     case 'eval': {
-      const w = o.operands[0];
-      const text = w ? codeText(c, w, 'deno eval') : null;
-      if (text !== null) scanInlineCode(c, text, 'deno eval');
+      const word = opts.operands[0];
+      const text = word ? codeText(cmd, word, 'deno eval') : null;
+      if (text !== null) scanInlineCode(cmd, text, 'deno eval');
       return;
     }
     case 'run':
     case undefined: {
-      const w = o.operands[0];
-      if (!w) {
-        c.add(['interactive'], 'deno with no script is a REPL');
+      const arg = opts.operands[0];
+      if (!arg) {
+        cmd.add(['interactive'], 'deno with no script is a REPL');
         return;
       }
-      const v = literal(w);
-      if (v && /^(https?|npm|jsr):/.test(v)) c.add(['opaque_code', 'networked'], `deno runs code straight from ${v}`);
-      else scriptFile(c, w, 'deno');
+      const value = literal(arg);
+      if (value && /^(https?|npm|jsr):/.test(value)) cmd.add(['opaque_code', 'networked'], `deno runs code straight from ${value}`);
+      else scriptFile(cmd, arg, 'deno');
       return;
     }
     case 'install':
     case 'add':
     case 'cache':
-      c.add(['package_install', 'networked'], `deno ${sub} downloads packages`);
+      cmd.add(['package_install', 'networked'], `deno ${sub} downloads packages`);
       return;
     case 'fmt':
     case 'lint':
     case 'check':
     case 'doc':
     case 'info':
-      c.add(o.flags.has('fix') || (sub === 'fmt' && !o.flags.has('check')) ? ['mutating'] : ['read_only'], `deno ${sub}`);
+      cmd.add(opts.flags.has('fix') || (sub === 'fmt' && !opts.flags.has('check')) ? ['mutating'] : ['read_only'], `deno ${sub}`);
       return;
     default:
-      c.add(['code_execution', 'mutating'], `deno ${sub} runs project code`);
+      cmd.add(['code_execution', 'mutating'], `deno ${sub} runs project code`);
   }
 };
-
-const awkLike = interpreter({ code: [], valued: [], info: [] });
 
 export const INTERPRETERS: Record<string, Handler> = {
   sh: shell,
@@ -341,8 +353,8 @@ export const INTERPRETERS: Record<string, Handler> = {
   '.': source,
   eval: evalH,
   deno,
-  expect: awkLike,
-  ...Object.fromEntries(Object.entries(LANGS).map(([k, l]) => [k, interpreter(l)])),
+  expect: interpreter({ code: ['-c'], valued: ['-f', '-D'], info: ['-v', '--version'] }),
+  ...Object.fromEntries(Object.entries(LANGS).map(([key, language]) => [key, interpreter(language)])),
   python2: interpreter(LANGS.python!),
   python3: interpreter(LANGS.python!),
   nodejs: interpreter(LANGS.node!),

@@ -4,224 +4,293 @@ import type { Handler } from '../classify';
 import type { Cmd } from '../command';
 import { parseOpts } from '../command';
 import { looksRemote } from '../paths';
-import { literal, litWord, type Word } from '../words';
+import { dropPrefix, literal, literalPrefix, litWord, type Word } from '../words';
 
-function downloadedTo(c: Cmd, w: Word): void {
-  const v = c.path(w, 'write', 'saves a download to');
-  if (v.cls === 'inside') c.judge.downloaded.add(v.shown);
+function downloadedTo(cmd: Cmd, word: Word): void {
+  const verdict = cmd.path(word, 'write', 'saves a download to');
+  if (verdict.cls === 'inside') cmd.judge.downloaded.add(verdict.shown);
 }
 
 function urlBasename(url: string): string | null {
-  const m = /^[a-z]+:\/\/[^/]+\/(?:.*\/)?([^/?#]+)/i.exec(url);
-  return m ? m[1]! : null;
+  const match = /^[a-z]+:\/\/[^/]+\/(?:.*\/)?([^/?#]+)/i.exec(url);
+  return match ? match[1]! : null;
 }
 
 /** `-d @file`, `-F x=@file`, `--upload-file file`: local files sent to the network. */
-function uploads(c: Cmd, values: Map<string, Word[]>, keys: string[]): void {
-  for (const k of keys) {
-    for (const w of values.get(k) ?? []) {
-      if (/^(upload-file|T|post-file|body-file)$/.test(k)) {
-        c.path(w, 'read', 'uploads');
+function uploads(cmd: Cmd, values: Map<string, Word[]>, keys: string[]): void {
+  for (const key of keys) {
+    for (const word of values.get(key) ?? []) {
+      if (/^(upload-file|T|post-file|body-file)$/.test(key)) {
+        cmd.path(word, 'read', 'uploads');
         continue;
       }
-      const v = literal(w);
-      if (v === null) {
-        c.add(['unknown'], `sends data whose value is unknown (${w.raw})`);
+      const value = literal(word);
+      if (value === null) {
+        // `-d @$HOME/.netrc`: the file after `@` is read, whatever it is.
+        const at = literalPrefix(word).indexOf('@');
+        if (at >= 0) cmd.path(dropPrefix(word, at + 1), 'read', 'uploads');
+        else cmd.add(['unknown'], `sends data whose value is unknown (${word.raw})`);
         continue;
       }
-      const m = /@([^;,]+)/.exec(v);
-      if (m && m[1] !== '-') c.path(litWord(m[1]!, false), 'read', 'uploads');
+      const match = /@([^;,]+)/.exec(value);
+      if (match && match[1] !== '-') cmd.path(litWord(match[1]!, false), 'read', 'uploads');
     }
   }
 }
 
 const CURL_VALUED = 'oTdFKbcDEHXAeuxwmrYyzCQ';
-const CURL_LONG = ['output', 'output-dir', 'upload-file', 'data', 'data-binary', 'data-raw', 'data-ascii', 'data-urlencode', 'form', 'form-string', 'json', 'config', 'cookie', 'cookie-jar', 'dump-header', 'trace', 'trace-ascii', 'cert', 'key', 'cacert', 'capath', 'header', 'request', 'user-agent', 'referer', 'user', 'proxy', 'write-out', 'max-time', 'retry', 'connect-timeout', 'range', 'time-cond', 'continue-at', 'resolve', 'interface', 'url', 'netrc-file', 'unix-socket', 'abstract-unix-socket', 'stderr', 'libcurl', 'etag-save', 'etag-compare', 'hsts', 'alt-svc'];
+const CURL_LONG = [
+  'output', 'output-dir', 'upload-file', 'data', 'data-binary', 'data-raw', 'data-ascii', 'data-urlencode', 'form', 'form-string', 'json', 'config',
+  'cookie', 'cookie-jar', 'dump-header', 'trace', 'trace-ascii', 'cert', 'key', 'cacert', 'capath', 'header', 'request', 'user-agent', 'referer',
+  'user', 'proxy', 'write-out', 'max-time', 'retry', 'connect-timeout', 'range', 'time-cond', 'continue-at', 'resolve', 'interface', 'url',
+  'netrc-file', 'unix-socket', 'abstract-unix-socket', 'stderr', 'libcurl', 'etag-save', 'etag-compare', 'hsts', 'alt-svc',
+];
 
-const curl: Handler = (c) => {
-  const o = parseOpts(c.args, CURL_VALUED, CURL_LONG);
-  c.add(['networked'], 'curl talks to the network');
-  const urls = [...o.operands, ...(o.values.get('url') ?? [])];
-  for (const w of urls) {
-    const v = literal(w);
-    if (v && /^file:\/\//i.test(v)) c.path(litWord(v.replace(/^file:\/\/[^/]*/i, ''), false), 'read');
+const curl: Handler = (cmd) => {
+  const opts = parseOpts(cmd.args, CURL_VALUED, CURL_LONG);
+  cmd.add(['networked'], 'curl talks to the network');
+  const urls = [...opts.operands, ...(opts.values.get('url') ?? [])];
+  for (const word of urls) {
+    const value = literal(word);
+    if (value && /^file:\/\//i.test(value)) cmd.path(litWord(value.replace(/^file:\/\/[^/]*/i, ''), false), 'read');
   }
-  const outs = [...(o.values.get('o') ?? []), ...(o.values.get('output') ?? [])];
-  outs.filter((w) => literal(w) !== '-').forEach((w) => downloadedTo(c, w));
-  if (o.flags.has('O') || o.flags.has('remote-name') || o.flags.has('remote-name-all')) {
-    for (const w of urls) {
-      const name = urlBasename(literal(w) ?? '');
-      if (name) downloadedTo(c, litWord(name));
-      else c.add(['mutating'], 'curl -O saves a download');
+  const outs = [...(opts.values.get('o') ?? []), ...(opts.values.get('output') ?? [])];
+  outs.filter((word) => literal(word) !== '-').forEach((word) => downloadedTo(cmd, word));
+  if (opts.flags.has('O') || opts.flags.has('remote-name') || opts.flags.has('remote-name-all')) {
+    for (const arg of urls) {
+      const name = urlBasename(literal(arg) ?? '');
+      if (name) downloadedTo(cmd, litWord(name));
+      else cmd.add(['mutating'], 'curl -O saves a download');
     }
   }
-  for (const k of ['output-dir', 'c', 'cookie-jar', 'D', 'dump-header', 'trace', 'trace-ascii', 'stderr', 'libcurl', 'etag-save', 'hsts', 'alt-svc']) {
-    for (const w of o.values.get(k) ?? []) if (literal(w) !== '-') c.path(w, 'write');
+  for (const key of ['output-dir', 'c', 'cookie-jar', 'D', 'dump-header', 'trace', 'trace-ascii', 'stderr', 'libcurl', 'etag-save', 'hsts', 'alt-svc']) {
+    for (const file of opts.values.get(key) ?? []) if (literal(file) !== '-') cmd.path(file, 'write');
   }
-  for (const k of ['K', 'config', 'b', 'cookie', 'E', 'cert', 'key', 'cacert', 'capath', 'netrc-file', 'etag-compare', 'unix-socket']) {
-    for (const w of o.values.get(k) ?? []) {
-      const v = literal(w);
-      if (k === 'b' || k === 'cookie') {
-        if (v !== null && !v.includes('=')) c.path(w, 'read');
-      } else c.path(w, 'read');
+  for (const option of ['K', 'config', 'b', 'cookie', 'E', 'cert', 'key', 'cacert', 'capath', 'netrc-file', 'etag-compare', 'unix-socket']) {
+    for (const target of opts.values.get(option) ?? []) {
+      const text = literal(target);
+      if (option === 'b' || option === 'cookie') {
+        if (text !== null && !text.includes('=')) cmd.path(target, 'read');
+      } else cmd.path(target, 'read');
     }
   }
-  uploads(c, o.values, ['d', 'data', 'data-binary', 'data-ascii', 'data-urlencode', 'F', 'form', 'json', 'T', 'upload-file']);
-  if (outs.length === 0 && !o.flags.has('O') && !o.flags.has('remote-name')) c.outputTaint = ['remote'];
+  uploads(cmd, opts.values, ['d', 'data', 'data-binary', 'data-ascii', 'data-urlencode', 'F', 'form', 'json', 'T', 'upload-file']);
+  // `-o -` (or no -o at all) prints the download.
+  const toStdout = outs.length === 0 || outs.some((word) => literal(word) === '-');
+  if (toStdout && !opts.flags.has('O') && !opts.flags.has('remote-name')) cmd.outputTaint = ['remote'];
 };
 
-const wget: Handler = (c) => {
-  const o = parseOpts(c.args, 'OoaPiBeUtTwQlADRIXNH', ['output-document', 'output-file', 'append-output', 'directory-prefix', 'input-file', 'base', 'execute', 'user-agent', 'tries', 'timeout', 'wait', 'quota', 'level', 'accept', 'reject', 'domains', 'include-directories', 'exclude-directories', 'post-data', 'post-file', 'body-data', 'body-file', 'header', 'user', 'password', 'load-cookies', 'save-cookies', 'certificate', 'private-key', 'ca-certificate', 'method', 'config']);
-  c.add(['networked'], 'wget talks to the network');
-  const doc = [...(o.values.get('O') ?? []), ...(o.values.get('output-document') ?? [])];
-  if (doc.some((w) => literal(w) === '-')) c.outputTaint = ['remote'];
-  doc.filter((w) => literal(w) !== '-').forEach((w) => downloadedTo(c, w));
-  const prefix = [...(o.values.get('P') ?? []), ...(o.values.get('directory-prefix') ?? [])];
-  prefix.forEach((w) => c.path(w, 'write', 'saves downloads into'));
+const wget: Handler = (cmd) => {
+  const opts = parseOpts(cmd.args, 'OoaPiBeUtTwQlADRIXNH', [
+    'output-document', 'output-file', 'append-output', 'directory-prefix', 'input-file', 'base', 'execute', 'user-agent', 'tries', 'timeout', 'wait',
+    'quota', 'level', 'accept', 'reject', 'domains', 'include-directories', 'exclude-directories', 'post-data', 'post-file', 'body-data', 'body-file',
+    'header', 'user', 'password', 'load-cookies', 'save-cookies', 'certificate', 'private-key', 'ca-certificate', 'method', 'config', 'use-askpass',
+  ]);
+  cmd.add(['networked'], 'wget talks to the network');
+  const doc = [...(opts.values.get('O') ?? []), ...(opts.values.get('output-document') ?? [])];
+  if (doc.some((word) => literal(word) === '-')) cmd.outputTaint = ['remote'];
+  doc.filter((word) => literal(word) !== '-').forEach((word) => downloadedTo(cmd, word));
+  const prefix = [...(opts.values.get('P') ?? []), ...(opts.values.get('directory-prefix') ?? [])];
+  prefix.forEach((word) => cmd.path(word, 'write', 'saves downloads into'));
   if (doc.length === 0) {
-    for (const w of o.operands) {
-      const name = urlBasename(literal(w) ?? '');
+    for (const arg of opts.operands) {
+      const name = urlBasename(literal(arg) ?? '');
       const base = prefix[0] ? literal(prefix[0]) : null;
-      if (name) downloadedTo(c, litWord(base ? posix.join(base, name) : name));
+      if (name) downloadedTo(cmd, litWord(base ? posix.join(base, name) : name));
     }
-    if (o.operands.length > 0) c.add(['mutating'], 'wget saves downloads in the current directory');
+    if (opts.operands.length > 0) cmd.add(['mutating'], 'wget saves downloads in the current directory');
   }
-  for (const k of ['o', 'output-file', 'a', 'append-output', 'save-cookies']) (o.values.get(k) ?? []).forEach((w) => c.path(w, 'write'));
-  for (const k of ['i', 'input-file', 'load-cookies', 'certificate', 'private-key', 'ca-certificate', 'config']) (o.values.get(k) ?? []).forEach((w) => c.path(w, 'read'));
-  if (o.values.has('e') || o.values.has('execute')) c.add(['unknown'], 'wget -e runs wgetrc commands');
-  uploads(c, o.values, ['post-file', 'body-file']);
+  for (const key of ['o', 'output-file', 'a', 'append-output', 'save-cookies']) (opts.values.get(key) ?? []).forEach((word) => cmd.path(word, 'write'));
+  for (const option of [
+    'i', 'input-file', 'load-cookies', 'certificate', 'private-key', 'ca-certificate', 'config',
+  ]) (opts.values.get(option) ?? []).forEach((word) => cmd.path(word, 'read'));
+  if (opts.values.has('e') || opts.values.has('execute')) cmd.add(['unknown'], 'wget -e runs wgetrc commands');
+  for (const askpass of opts.values.get('use-askpass') ?? []) cmd.runs(askpass, 'wget --use-askpass');
+  uploads(cmd, opts.values, ['post-file', 'body-file']);
 };
 
-/** ssh: a remote shell; local commands hidden in -o options run here and are parsed. */
-const ssh: Handler = (c) => {
-  const o = parseOpts(c.args, 'bcDEeFIiJLlmOoPpQRSWw', [], true);
-  c.add(['networked'], `${c.prog} connects to another machine`);
-  for (const w of [...(o.values.get('i') ?? []), ...(o.values.get('F') ?? []), ...(o.values.get('E') ?? []), ...(o.values.get('S') ?? [])]) c.path(w, 'read');
-  for (const w of o.values.get('o') ?? []) {
-    const v = literal(w);
-    if (v === null) c.add(['unknown'], `ssh option ${w.raw} is unknown`);
-    else {
-      const m = /^(ProxyCommand|LocalCommand|KnownHostsCommand|RemoteCommand)[= ]\s*(.*)$/i.exec(v);
-      if (m && !/^RemoteCommand$/i.test(m[1]!)) c.script(m[2]!, `ssh -o ${m[1]}`);
-      if (/^PermitLocalCommand[= ]\s*yes/i.test(v)) c.add(['code_execution'], 'ssh runs local commands');
-      const idf = /^(IdentityFile|UserKnownHostsFile|CertificateFile)[= ]\s*(.*)$/i.exec(v);
-      if (idf) c.path(litWord(idf[2]!, false), 'read');
+/**
+ * ssh -o options that run programs here (ProxyCommand, LocalCommand, KnownHostsCommand), load
+ * libraries (PKCS11Provider, SecurityKeyProvider) or name files; scp and sftp take them too.
+ */
+function sshOptions(cmd: Cmd, options: Word[]): void {
+  for (const option of options) {
+    const text = literal(option);
+    if (text === null) {
+      cmd.add(['unknown'], `${cmd.prog} option ${option.raw} is unknown`);
+      continue;
     }
+    const command = /^(ProxyCommand|LocalCommand|KnownHostsCommand)\s*[= ]\s*(.*)$/is.exec(text);
+    if (command && command[2]!.trim().toLowerCase() !== 'none') cmd.runs(litWord(command[2]!), `${cmd.prog} -o ${command[1]}`);
+    if (/^PermitLocalCommand\s*[= ]\s*yes/i.test(text)) cmd.add(['code_execution'], `${cmd.prog} runs local commands`);
+    const library = /^(PKCS11Provider|SecurityKeyProvider)\s*[= ]\s*(.*)$/i.exec(text);
+    if (library) {
+      cmd.add(['code_execution', 'unknown'], `${cmd.prog} -o ${library[1]} loads a library into ssh`);
+      cmd.path(litWord(library[2]!, false), 'read');
+    }
+    const file = /^(IdentityFile|UserKnownHostsFile|GlobalKnownHostsFile|CertificateFile|IdentityAgent|ControlPath|RevokedHostKeys)\s*[= ]\s*(.*)$/i.exec(text);
+    if (file) cmd.path(litWord(file[2]!, false), /^ControlPath$/i.test(file[1]!) ? 'write' : 'read');
+    if (/^(Include)\s*[= ]/i.test(text)) cmd.add(['unknown'], `${cmd.prog} -o Include reads more configuration`);
   }
-  if (c.prog === 'ssh' && o.operands.length <= 1 && !o.flags.has('N') && !o.flags.has('f')) c.add(['interactive'], 'ssh without a command opens a remote login shell');
-  if (c.prog === 'ssh') c.outputTaint = ['remote'];
+}
+
+/** ssh: a remote shell; local commands hidden in -o options run here and are judged. */
+const ssh: Handler = (cmd) => {
+  const opts = parseOpts(cmd.args, 'bcDEeFIiJLlmOoPpQRSWw', [], true);
+  cmd.add(['networked'], `${cmd.prog} connects to another machine`);
+  for (const file of [...(opts.values.get('i') ?? []), ...(opts.values.get('F') ?? [])]) cmd.path(file, 'read');
+  for (const file of [...(opts.values.get('E') ?? []), ...(opts.values.get('S') ?? [])]) cmd.path(file, 'write');
+  for (const library of opts.values.get('I') ?? []) {
+    cmd.add(['code_execution', 'unknown'], 'ssh -I loads a PKCS#11 library into ssh');
+    cmd.path(library, 'read');
+  }
+  sshOptions(cmd, opts.values.get('o') ?? []);
+  if (cmd.prog === 'ssh' && opts.operands.length <= 1 && !opts.flags.has('N') && !opts.flags.has('f')) cmd.add(['interactive'],
+      'ssh without a command opens a remote login shell');
+  if (cmd.prog === 'ssh') cmd.outputTaint = ['remote'];
 };
 
-/** scp / rsync / sftp: `host:path` operands are remote; the local ones are judged as paths. */
-const remoteCopy: Handler = (c) => {
-  const o = parseOpts(c.args, c.prog === 'rsync' ? 'eBfTM' : 'cFiJloPSDX', ['rsh', 'rsync-path', 'exclude', 'include', 'exclude-from', 'include-from', 'files-from', 'filter', 'temp-dir', 'partial-dir', 'backup-dir', 'compare-dest', 'copy-dest', 'link-dest', 'log-file', 'password-file', 'chmod', 'chown', 'usermap', 'groupmap', 'timeout', 'bwlimit', 'port', 'sockopts', 'out-format', 'suffix', 'max-size', 'min-size', 'max-delete', 'modify-window', 'iconv', 'checksum-choice', 'compress-choice', 'info', 'debug']);
-  const remote = (w: Word) => {
-    const v = literal(w);
-    return v !== null && (looksRemote(v) || /^[^/]*:/.test(v) || v.startsWith('rsync://'));
+const RSYNC_VALUED_LONG = [
+  'rsh', 'rsync-path', 'exclude', 'include', 'exclude-from', 'include-from', 'files-from', 'filter', 'temp-dir', 'partial-dir', 'backup-dir', 'compare-dest',
+  'copy-dest', 'link-dest', 'log-file', 'log-file-format', 'password-file', 'chmod', 'chown', 'usermap', 'groupmap', 'timeout', 'bwlimit', 'port', 'sockopts',
+  'out-format', 'suffix', 'max-size', 'min-size', 'max-delete', 'modify-window', 'iconv', 'checksum-choice', 'compress-choice', 'info', 'debug',
+  'write-batch', 'only-write-batch', 'read-batch', 'early-input', 'config', 'dparam', 'contimeout', 'address', 'outbuf', 'protocol', 'stop-after', 'stop-at',
+];
+
+/**
+ * scp / rsync / sftp: `host:path` operands are remote; the local ones are judged as paths.
+ * `rsync -e`/`--rsh` and `scp -S`/`sftp -S` name the program that carries the copy (run here);
+ * `sftp -D` runs a local sftp server; `--rsync-path` runs on the other side.
+ */
+const remoteCopy: Handler = (cmd) => {
+  const valued = cmd.prog === 'rsync' ? 'eBfTM' : cmd.prog === 'sftp' ? 'bBcDFiJloPRSs' : 'cFiJloPSDX';
+  const opts = parseOpts(cmd.args, valued, RSYNC_VALUED_LONG);
+  const values = (...keys: string[]) => keys.flatMap((key) => opts.values.get(key) ?? []);
+  const remote = (word: Word) => {
+    const text = literal(word);
+    return text !== null && (looksRemote(text) || /^[^/]*:/.test(text) || text.startsWith('rsync://'));
   };
-  const anyRemote = o.operands.some(remote);
-  if (anyRemote || c.prog === 'sftp') c.add(['networked'], `${c.prog} copies to or from another machine`);
-  else c.add(['mutating'], `${c.prog} copies files`);
-  if (o.flags.has('delete') || [...o.flags].some((f) => f.startsWith('delete') || f === 'remove-source-files')) c.add(['destructive'], `${c.prog} deletes files`);
-  for (const w of [...(o.values.get('e') ?? []), ...(o.values.get('rsh') ?? [])]) {
-    const v = literal(w);
-    if (v === null) c.add(['obfuscation'], `${c.prog} -e runs a computed command`);
-    else c.script(v, `${c.prog} -e`);
+  const anyRemote = opts.operands.some(remote);
+  if (anyRemote || cmd.prog === 'sftp') cmd.add(['networked'], `${cmd.prog} copies to or from another machine`);
+  else cmd.add(['mutating'], `${cmd.prog} copies files`);
+  if (opts.flags.has('delete') || [...opts.flags].some((flag) => flag.startsWith('delete') || flag === 'remove-source-files')) cmd.add(
+      ['destructive'], `${cmd.prog} deletes files`);
+  const transports = cmd.prog === 'rsync' ? values('e', 'rsh') : values('S');
+  for (const transport of transports) cmd.runs(transport, `${cmd.prog} ${cmd.prog === 'rsync' ? '-e' : '-S'}`);
+  if (cmd.prog === 'sftp') {
+    for (const server of values('D')) cmd.runs(server, 'sftp -D');
+    for (const batch of values('b')) {
+      cmd.path(batch, 'read');
+      cmd.add(['code_execution', 'unknown'], 'sftp -b runs a batch file, whose `!` lines are local shell commands');
+    }
   }
-  for (const k of ['i', 'F', 'exclude-from', 'include-from', 'files-from', 'password-file']) (o.values.get(k) ?? []).forEach((w) => c.path(w, 'read'));
-  for (const k of ['log-file', 'temp-dir', 'backup-dir', 'partial-dir']) (o.values.get(k) ?? []).forEach((w) => c.path(w, 'write'));
-  const locals = o.operands.filter((w) => !remote(w));
-  const last = o.operands[o.operands.length - 1];
-  for (const w of locals) c.path(w, w === last && o.operands.length > 1 ? 'write' : 'read', w === last ? 'copies into' : 'copies');
-};
-
-const netcat: Handler = (c) => {
-  const o = parseOpts(c.args, 'ecIipqsTVwWOPxXU', ['exec', 'sh-exec', 'lua-exec', 'source', 'proxy', 'output', 'hex-dump']);
-  c.add(['networked'], `${c.prog} opens network connections`);
-  const exec = [...(o.values.get('e') ?? []), ...(o.values.get('c') ?? []), ...(o.values.get('exec') ?? []), ...(o.values.get('sh-exec') ?? []), ...(o.values.get('lua-exec') ?? [])];
-  if (exec.length > 0) c.add(['opaque_code'], `${c.prog} -e hands a program to whoever connects (a remote shell)`);
-  for (const k of ['o', 'output']) (o.values.get(k) ?? []).forEach((w) => c.path(w, 'write'));
-  c.outputTaint = ['remote'];
-};
-
-const socat: Handler = (c) => {
-  c.add(['networked'], 'socat relays network connections');
-  for (const w of c.args) {
-    const v = literal(w);
-    if (v === null) continue;
-    if (/^(EXEC|SYSTEM):/i.test(v)) c.add(['opaque_code'], 'socat EXEC/SYSTEM hands a program to the network (a remote shell)');
-    const f = /^(?:OPEN|CREATE|GOPEN|FILE):([^,]+)/i.exec(v);
-    if (f) c.path(litWord(f[1]!, false), 'write');
+  for (const remotePath of values('rsync-path')) cmd.add(['code_execution', 'unknown'], `rsync --rsync-path runs ${remotePath.raw} on the other side`);
+  if (cmd.prog !== 'rsync') sshOptions(cmd, values('o'));
+  const reads = [
+    'exclude-from', 'include-from', 'files-from', 'password-file', 'read-batch', 'early-input', 'compare-dest', 'copy-dest', 'link-dest', 'config',
+  ];
+  if (cmd.prog !== 'rsync') reads.push('i', 'F');
+  for (const file of values(...reads)) cmd.path(file, 'read');
+  for (const file of values('log-file', 'temp-dir', 'backup-dir', 'partial-dir', 'write-batch', 'only-write-batch')) cmd.path(file, 'write');
+  for (const rule of values('filter', 'f')) {
+    const merge = /^(?:merge|\.|dir-merge|:)[-+,\w]*\s+(.+)$/.exec(literal(rule) ?? '');
+    if (merge) cmd.path(litWord(merge[1]!, false), 'read');
   }
-  c.outputTaint = ['remote'];
+  const locals = opts.operands.filter((word) => !remote(word));
+  const last = opts.operands[opts.operands.length - 1];
+  for (const word of locals) cmd.path(word, word === last && opts.operands.length > 1 ? 'write' : 'read', word === last ? 'copies into' : 'copies');
 };
 
-const openssl: Handler = (c) => {
-  const sub = c.vals[0];
-  const o = parseOpts(c.args.slice(1), '', []);
+const netcat: Handler = (cmd) => {
+  const opts = parseOpts(cmd.args, 'ecIipqsTVwWOPxXU', ['exec', 'sh-exec', 'lua-exec', 'source', 'proxy', 'output', 'hex-dump']);
+  cmd.add(['networked'], `${cmd.prog} opens network connections`);
+  const exec = [...(opts.values.get('e') ?? []), ...(opts.values.get('c') ?? []), ...(opts.values.get('exec') ?? []),
+      ...(opts.values.get('sh-exec') ?? []), ...(opts.values.get('lua-exec') ?? [])];
+  if (exec.length > 0) cmd.add(['opaque_code'], `${cmd.prog} -e hands a program to whoever connects (a remote shell)`);
+  for (const key of ['o', 'output']) (opts.values.get(key) ?? []).forEach((word) => cmd.path(word, 'write'));
+  cmd.outputTaint = ['remote'];
+};
+
+const socat: Handler = (cmd) => {
+  cmd.add(['networked'], 'socat relays network connections');
+  for (const word of cmd.args) {
+    const value = literal(word);
+    if (value === null) continue;
+    if (/^(EXEC|SYSTEM):/i.test(value)) cmd.add(['opaque_code'], 'socat EXEC/SYSTEM hands a program to the network (a remote shell)');
+    const match = /^(?:OPEN|CREATE|GOPEN|FILE):([^,]+)/i.exec(value);
+    if (match) cmd.path(litWord(match[1]!, false), 'write');
+  }
+  cmd.outputTaint = ['remote'];
+};
+
+const openssl: Handler = (cmd) => {
+  const sub = cmd.vals[0];
+  const opts = parseOpts(cmd.args.slice(1), '', []);
   const val = (name: string): Word[] => {
     const out: Word[] = [];
-    c.args.forEach((w, i) => {
-      if (literal(w) === `-${name}` && c.args[i + 1]) out.push(c.args[i + 1]!);
+    cmd.args.forEach((word, at) => {
+      if (literal(word) === `-${name}` && cmd.args[at + 1]) out.push(cmd.args[at + 1]!);
     });
     return out;
   };
   if (sub === 's_client' || sub === 's_server' || sub === 's_time' || sub === 'ocsp') {
-    c.add(['networked'], `openssl ${sub} uses the network`);
-    c.outputTaint = ['remote'];
-  } else c.add(['read_only'], `openssl ${sub ?? ''}`);
-  val('out').forEach((w) => c.path(w, 'write'));
-  [...val('in'), ...val('key'), ...val('inkey'), ...val('passin')].forEach((w) => {
-    const v = literal(w);
-    if (v !== null && /^(file:|env:|pass:|fd:|stdin)/.test(v)) {
-      if (v.startsWith('file:')) c.path(litWord(v.slice(5), false), 'read');
-    } else c.path(w, 'read');
+    cmd.add(['networked'], `openssl ${sub} uses the network`);
+    cmd.outputTaint = ['remote'];
+  } else cmd.add(['read_only'], `openssl ${sub ?? ''}`);
+  val('out').forEach((word) => cmd.path(word, 'write'));
+  [...val('in'), ...val('key'), ...val('inkey'), ...val('passin')].forEach((word) => {
+    const value = literal(word);
+    if (value !== null && /^(file:|env:|pass:|fd:|stdin)/.test(value)) {
+      if (value.startsWith('file:')) cmd.path(litWord(value.slice(5), false), 'read');
+    } else cmd.path(word, 'read');
   });
-  const decoding = (sub === 'enc' || sub === 'base64') && (o.flags.has('d') || c.vals.includes('-d') || c.vals.includes('-base64') && c.vals.includes('-d'));
-  const inTaint = c.stdin.kind === 'data' ? c.stdin.taint : [];
-  if (decoding) c.outputTaint = [...inTaint, 'decoded'];
+  const decoding = (sub === 'enc' || sub === 'base64') && (
+      opts.flags.has('d') || cmd.vals.includes('-d') || cmd.vals.includes('-base64') && cmd.vals.includes('-d'));
+  const inTaint = cmd.stdin.kind === 'data' ? cmd.stdin.taint : [];
+  if (decoding) cmd.outputTaint = [...inTaint, 'decoded'];
 };
 
 /** gh / glab: talking to the forge; changing things there is a push to a remote. */
-const forge: Handler = (c) => {
-  const [a, b] = [c.vals[0] ?? '', c.vals[1] ?? ''];
-  c.add(['networked'], `${c.prog} talks to the forge`);
-  if (a === 'auth' && (b === 'token' || b === 'login' || b === 'setup-git' || b === 'refresh')) {
-    c.add(['host_escape'], `${c.prog} auth ${b} reads or writes host credentials`);
+const forge: Handler = (cmd) => {
+  const [alt, second] = [cmd.vals[0] ?? '', cmd.vals[1] ?? ''];
+  cmd.add(['networked'], `${cmd.prog} talks to the forge`);
+  if (alt === 'auth' && (second === 'token' || second === 'login' || second === 'setup-git' || second === 'refresh')) {
+    cmd.add(['host_escape'], `${cmd.prog} auth ${second} reads or writes host credentials`);
     return;
   }
-  if (a === 'api') {
-    const method = c.args.findIndex((w) => literal(w) === '-X' || literal(w) === '--method');
-    const m = method >= 0 ? (c.vals[method + 1] ?? '').toUpperCase() : '';
-    const hasFields = c.vals.some((v) => v !== null && /^(-f|-F|--field|--raw-field|--input)$/.test(v));
-    if ((m && m !== 'GET') || hasFields) c.add(['vcs_remote'], `${c.prog} api changes things on the forge`);
+  if (alt === 'api') {
+    const method = cmd.args.findIndex((word) => literal(word) === '-X' || literal(word) === '--method');
+    const root = method >= 0 ? (cmd.vals[method + 1] ?? '').toUpperCase() : '';
+    const hasFields = cmd.vals.some((value) => value !== null && /^(-f|-F|--field|--raw-field|--input)$/.test(value));
+    if ((root && root !== 'GET') || hasFields) cmd.add(['vcs_remote'], `${cmd.prog} api changes things on the forge`);
     return;
   }
-  if (/^(view|list|status|diff|checks|search|browse|watch|download)$/.test(b) || a === 'search' || a === 'status' || a === 'browse' || a === '--version' || a === 'version') return;
-  if (a === 'repo' && b === 'clone') {
-    c.add(['mutating'], 'gh repo clone creates a checkout');
+  if (/^(view|list|status|diff|checks|search|browse|watch|download)$/.test(second) || alt === 'search' || alt === 'status' || alt === 'browse' ||
+      alt === '--version' || alt === 'version') return;
+  if (alt === 'repo' && second === 'clone') {
+    cmd.add(['mutating'], 'gh repo clone creates a checkout');
     return;
   }
-  if (a === 'pr' && b === 'checkout') {
-    c.add(['mutating'], 'gh pr checkout changes the working tree');
+  if (alt === 'pr' && second === 'checkout') {
+    cmd.add(['mutating'], 'gh pr checkout changes the working tree');
     return;
   }
-  c.add(['vcs_remote'], `${c.prog} ${a} ${b} changes things on the forge`);
+  cmd.add(['vcs_remote'], `${cmd.prog} ${alt} ${second} changes things on the forge`);
 };
 
 function networked(what: string): Handler {
-  return (c) => {
-    c.add(['networked'], `${c.prog} ${what}`);
-    c.args.forEach((w) => c.maybePath(w, 'read'));
-    c.outputTaint = ['remote'];
+  return (cmd) => {
+    cmd.add(['networked'], `${cmd.prog} ${what}`);
+    cmd.args.forEach((word) => cmd.maybePath(word, 'read'));
+    cmd.outputTaint = ['remote'];
   };
 }
 
 /** Cloud and deploy CLIs: network, plus uploads of local paths. */
-function cloud(c: Cmd): void {
-  networked('talks to a cloud service')(c);
-  if (c.vals.some((v) => v !== null && /^(deploy|publish|push|apply|destroy|release|delete|create|up)$/.test(v))) {
-    c.add(['vcs_remote'], `${c.prog} changes remote infrastructure`);
+function cloud(cmd: Cmd): void {
+  networked('talks to a cloud service')(cmd);
+  if (cmd.vals.some((value) => value !== null && /^(deploy|publish|push|apply|destroy|release|delete|create|up)$/.test(value))) {
+    cmd.add(['vcs_remote'], `${cmd.prog} changes remote infrastructure`);
   }
 }
 
@@ -230,11 +299,11 @@ export const NETWORK_TOOLS: Record<string, Handler> = {
   wget,
   wget2: wget,
   ssh,
-  'ssh-copy-id': (c) => {
-    ssh(c);
-    c.add(['host_escape'], 'ssh-copy-id sends host keys');
+  'ssh-copy-id': (cmd) => {
+    ssh(cmd);
+    cmd.add(['host_escape'], 'ssh-copy-id sends host keys');
   },
-  'ssh-add': (c) => c.add(['host_escape'], 'ssh-add reads host keys into the agent'),
+  'ssh-add': (cmd) => cmd.add(['host_escape'], 'ssh-add reads host keys into the agent'),
   'ssh-keyscan': networked('contacts other machines'),
   scp: remoteCopy,
   sftp: remoteCopy,
@@ -243,13 +312,13 @@ export const NETWORK_TOOLS: Record<string, Handler> = {
   ncat: netcat,
   netcat: netcat,
   socat,
-  telnet: (c) => {
-    networked('connects to another machine')(c);
-    c.add(['interactive'], 'telnet is interactive');
+  telnet: (cmd) => {
+    networked('connects to another machine')(cmd);
+    cmd.add(['interactive'], 'telnet is interactive');
   },
-  ftp: (c) => {
-    networked('connects to another machine')(c);
-    c.add(['interactive'], 'ftp is interactive');
+  ftp: (cmd) => {
+    networked('connects to another machine')(cmd);
+    cmd.add(['interactive'], 'ftp is interactive');
   },
   lftp: networked('transfers files'),
   mosh: networked('connects to another machine'),
