@@ -1,11 +1,15 @@
 // The extension's vault host: started on first use, shown in the status bar, restarted after a
 // crash, and refused (with both versions named) on a Node its native module was not built for.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, it } from 'mocha';
 import * as vscode from 'vscode';
 import type { HostState } from '../../extension/client/hostState';
-import { avfsJson, hostReady, readyState, tidyWindow, until } from './helpers';
-import { notification, PART, requireUi, ui } from './ui';
+import { avfs, avfsJson, extension, hostReady, readyState, tidyWindow, until } from './helpers';
+import { notification, PART, requireUi, row, ui } from './ui';
 
 const statusItem = (state: string) => ({ role: 'button', name: `AVFS vault host: ${state}`, exact: true, within: PART.statusBar }) as const;
 
@@ -54,6 +58,33 @@ describe('The vault host', () => {
     await ui('hover', statusItem('ready'));
     await ui('click', { role: 'link', name: 'Restart Host', within: '.monaco-hover-content' });
     await until('a new host', () => api.host.state.name === 'ready' && readyState(api).pid !== before, 30_000);
+  });
+
+  it('connects to a host already serving the home (started in a terminal), and starts its own when that one stops', async function () {
+    requireUi(this);
+    const api = await hostReady();
+    const home = mkdtempSync(join(tmpdir(), 'avfs-outside-'));
+    const config = vscode.workspace.getConfiguration('avfs');
+    const terminalHost = spawn('node', [join(extension().extensionPath, 'dist', 'avfs.js'), 'host'], { env: { ...process.env, AVFS_HOME: home }, stdio: 'ignore' });
+    try {
+      assert.equal((await avfs(['vault', 'create', 'from-terminal'], { home })).code, 0);
+      await until('the terminal host', async () => (await avfs(['--json', 'host', 'status'], { home })).stdout.includes('"running": true'));
+      await config.update('home', home, vscode.ConfigurationTarget.Global);
+      await until('connected to it', () => api.host.state.name === 'ready' && api.host.state.home === home, 30_000);
+      const connected = readyState(api);
+      assert.equal(connected.via, 'socket');
+      assert.equal(connected.pid, terminalHost.pid);
+      await ui('visible', row('from-terminal'));
+      terminalHost.kill('SIGTERM');
+      await until('its own host', () => api.host.state.name === 'ready' && readyState(api).via === 'spawned', 30_000);
+      assert.equal(readyState(api).home, home);
+      await ui('visible', row('from-terminal'));
+    } finally {
+      terminalHost.kill('SIGKILL');
+      await config.update('home', undefined, vscode.ConfigurationTarget.Global);
+      await until('back on the run home', () => api.host.state.name === 'ready' && api.host.state.home !== home, 30_000);
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 
   it('refuses to run the host on a Node whose native-module ABI differs, naming both versions and the fix', async function () {
