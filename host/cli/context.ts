@@ -18,6 +18,8 @@ export class CliContext {
   /** Set by the first command that prints, so no call prints two documents. */
   private printed = false;
   exitCode = 0;
+  /** Set by a command that leaves native handles (a FUSE mount it served) keeping the process alive. */
+  exitWhenDone = false;
 
   constructor(
     readonly stdout: NodeJS.WritableStream = process.stdout,

@@ -5,7 +5,9 @@ import { VERSION } from '../version';
 import * as checkpoint from './commands/checkpoint';
 import * as files from './commands/files';
 import * as mount from './commands/mount';
+import * as host from './commands/host';
 import * as policy from './commands/policy';
+import * as proxy from './commands/proxy';
 import * as store from './commands/store';
 import * as vault from './commands/vault';
 import { CliContext } from './context';
@@ -19,7 +21,7 @@ export function buildProgram(ctx: CliContext): Command {
     .option('--vault <name>', 'act on this vault instead of the current one')
     .showSuggestionAfterError(true)
     .exitOverride();
-  for (const m of [vault, files, store, checkpoint, mount, policy]) m.register(program, ctx);
+  for (const m of [vault, files, store, checkpoint, mount, policy, proxy, host]) m.register(program, ctx);
   program.commands.forEach(function override(c: Command) {
     c.exitOverride();
     c.commands.forEach(override);

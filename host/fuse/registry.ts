@@ -7,7 +7,6 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { AvfsError } from '../protocol/errors';
@@ -17,6 +16,8 @@ export const MountRecord = z.object({
   vault: z.string(),
   mountpoint: z.string(),
   readonly: z.boolean(),
+  /** Other users may reach it (absent in records written before the option existed: false). */
+  allow_other: z.boolean().optional(),
   pid: z.number().int(),
   started: z.string(),
   state: z.enum(['mounting', 'mounted', 'unmounting']),
@@ -74,24 +75,33 @@ export function pidAlive(pid: number): boolean {
 
 export type Probe = 'ok' | 'stale' | 'missing' | 'hung' | 'error';
 
-/** Stats the mountpoint asynchronously: a dead FUSE server answers ENOTCONN ("stale"). */
+const PROBE_ERRORS: Array<[RegExp, Probe, string]> = [
+  [/Transport endpoint is not connected/, 'stale', 'ENOTCONN'],
+  [/No such file or directory/, 'missing', 'ENOENT'],
+  [/Permission denied/, 'error', 'EACCES'],
+];
+
+/**
+ * Stats a mountpoint in a child process (`stat`), never in this one: a FUSE server that hangs
+ * leaves the stat waiting in the kernel, and a thread of ours waiting there would keep this
+ * process from ever exiting. A dead server answers ENOTCONN ("stale").
+ */
 export async function probe(mountpoint: string, timeoutMs = 3000): Promise<{ probe: Probe; ino?: number; code?: string }> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<{ probe: Probe }>((res) => {
-    timer = setTimeout(() => res({ probe: 'hung' }), timeoutMs);
+  return new Promise((resolve) => {
+    const child = execFile('stat', ['-c', '%i', '--', mountpoint], { env: { ...process.env, LC_ALL: 'C' } }, (e, stdout, stderr) => {
+      clearTimeout(timer);
+      if (!e) return resolve({ probe: 'ok', ino: Number(stdout.trim()) });
+      const hit = PROBE_ERRORS.find(([re]) => re.test(String(stderr)));
+      resolve(hit ? { probe: hit[1], code: hit[2] } : { probe: 'error', code: String(stderr).trim().slice(0, 200) || String(e.message) });
+    });
+    const timer = setTimeout(() => {
+      // A stat stuck in the kernel cannot be killed; leave it behind rather than wait with it.
+      child.unref();
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+      resolve({ probe: 'hung' });
+    }, timeoutMs);
   });
-  const st = stat(mountpoint).then(
-    (s) => ({ probe: 'ok' as Probe, ino: s.ino }),
-    (e: NodeJS.ErrnoException) => ({
-      probe: (e.code === 'ENOTCONN' ? 'stale' : e.code === 'ENOENT' ? 'missing' : 'error') as Probe,
-      ...(e.code !== undefined ? { code: e.code } : {}),
-    }),
-  );
-  try {
-    return await Promise.race([st, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** `fusermount -uz` (lazy unmount); resolves to whether it succeeded. */

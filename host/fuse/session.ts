@@ -143,6 +143,7 @@ export class MountSession {
       vault: this.opts.vault,
       mountpoint: this.mountpoint,
       readonly: !!this.opts.readonly,
+      allow_other: !!this.opts.allowOther,
       pid: process.pid,
       started: this.started,
       state,

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { AuditEntry, ChangeSummary, CheckpointInfo, RestoreResult } from './changes';
 import { ERROR_TABLE, ErrorJson } from './errors';
+import { ExecRequest, ExecutionEnvelope } from './exec';
 import { CliHelp } from './help';
 import { Decision, PolicyRuleFile, PolicyRulesReport } from './policy';
 import { QuotaStatus, Stat, VaultInfo, VaultSummary } from './vault';
@@ -16,10 +17,15 @@ const SCHEMAS: Record<string, z.ZodType> = {
   'change-summary': ChangeSummary,
   'restore-result': RestoreResult,
   'audit-entry': AuditEntry,
+  'execution-envelope': ExecutionEnvelope,
   'cli-help': CliHelp,
   'policy-decision': Decision,
   'policy-rule-file': PolicyRuleFile,
   'policy-rules-report': PolicyRulesReport,
+};
+
+const REQUEST_SCHEMAS: Record<string, z.ZodType> = {
+  'exec-request': ExecRequest,
 };
 
 function errorsMarkdown(): string {
@@ -49,6 +55,10 @@ export function generatedDocs(): Record<string, string> {
   const out: Record<string, string> = { 'docs/errors.md': errorsMarkdown() };
   for (const [name, schema] of Object.entries(SCHEMAS)) {
     out[`docs/schema/${name}.schema.json`] = JSON.stringify(z.toJSONSchema(schema, { io: 'output' }), null, 2) + '\n';
+  }
+  // Requests are described as a caller writes them: fields with defaults may be left out.
+  for (const [name, schema] of Object.entries(REQUEST_SCHEMAS)) {
+    out[`docs/schema/${name}.schema.json`] = JSON.stringify(z.toJSONSchema(schema, { io: 'input' }), null, 2) + '\n';
   }
   return out;
 }

@@ -21,6 +21,7 @@ export const MountInfo = z.object({
   vault: z.string(),
   mountpoint: z.string(),
   readonly: z.boolean(),
+  allow_other: z.boolean(),
   pid: z.number(),
   started: z.string(),
   state: z.string(),
@@ -148,7 +149,7 @@ export const METHODS = {
   // ---- mounts
   'mount/list': define(z.object({}), z.object({ mounts: z.array(MountInfo), cleaned: z.array(z.string()) }), 'live mounts (stale ones are cleaned first)'),
   'mount/mount': define(
-    z.object({ vault: z.string(), mountpoint: z.string().optional(), readonly: z.boolean().default(false) }),
+    z.object({ vault: z.string(), mountpoint: z.string().optional(), readonly: z.boolean().default(false), allow_other: z.boolean().default(false) }),
     MountInfo,
     'mount a vault (default mountpoint: <home>/mnt/<vault>); served by its own process',
   ),

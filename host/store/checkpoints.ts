@@ -48,8 +48,14 @@ export class Checkpoints {
     private readonly quotas: QuotaBook,
   ) {}
 
+  /** The checkpoints users see (internal baselines, named with a leading dot, are left out). */
   list(): CheckpointRow[] {
-    return this.db.prepare<[], CheckpointRow>('SELECT * FROM checkpoints ORDER BY id').all();
+    return this.db.prepare<[], CheckpointRow>("SELECT * FROM checkpoints WHERE name NOT LIKE '.%' ORDER BY id").all();
+  }
+
+  /** Internal baselines (a leading dot no user name can have), for clean-up. */
+  internal(): CheckpointRow[] {
+    return this.db.prepare<[], CheckpointRow>("SELECT * FROM checkpoints WHERE name LIKE '.%' ORDER BY id").all();
   }
 
   get(name: string): CheckpointRow {
@@ -62,7 +68,7 @@ export class Checkpoints {
    * Saves the current tree. Without a name, the name is `<prefix>-<UTC time to the ms>-<id>`:
    * the id makes it unique even for two checkpoints in the same millisecond.
    */
-  save(opts: { name?: string; description?: string; auto?: boolean; prefix?: string } = {}): CheckpointRow {
+  save(opts: { name?: string; description?: string; auto?: boolean; prefix?: string; internal?: boolean } = {}): CheckpointRow {
     if (opts.name !== undefined) checkCheckpointName(opts.name);
     return writeTxn(this.db, () => {
       if (opts.name !== undefined && this.db.prepare('SELECT 1 FROM checkpoints WHERE name = ?').get(opts.name)) {
@@ -77,7 +83,9 @@ export class Checkpoints {
       // AUTOINCREMENT never reuses an id, so the next one is known inside this write transaction.
       const id =
         (this.db.prepare("SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'checkpoints'), 0) + 1 AS id").get() as { id: number }).id;
-      const name = opts.name ?? `${opts.prefix ?? (opts.auto ? 'auto' : 'cp')}-${stamp(now)}-${id}`;
+      // An internal baseline (proxy exec's "before" tree when no checkpoint is asked for) is named
+      // with a leading dot: hidden from listings, never journaled, deleted by its run.
+      const name = opts.name ?? `${opts.internal ? '.' : ''}${opts.prefix ?? (opts.auto ? 'auto' : 'cp')}-${stamp(now)}-${id}`;
       this.db
         .prepare(
           'INSERT INTO checkpoints (id, name, created_ms, description, auto, file_count, total_bytes, journal_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
@@ -93,7 +101,7 @@ export class Checkpoints {
         .prepare("SELECT COUNT(*) - 1 AS n, COALESCE(SUM(CASE WHEN (mode & 61440) = 32768 THEN size END), 0) AS bytes FROM cp_inodes WHERE cp = ?")
         .get(id) as { n: number; bytes: number };
       this.db.prepare('UPDATE checkpoints SET file_count = ?, total_bytes = ? WHERE id = ?').run(counted.n, counted.bytes, id);
-      this.journal.append('checkpoint_save', null, { details: { checkpoint: name, auto: !!opts.auto, description: opts.description ?? null } });
+      if (!opts.internal) this.journal.append('checkpoint_save', null, { details: { checkpoint: name, auto: !!opts.auto, description: opts.description ?? null } });
       return this.get(name);
     });
   }
@@ -141,7 +149,7 @@ export class Checkpoints {
       const cp = this.get(name);
       for (const t of ['cp_inodes', 'cp_dentries', 'cp_symlinks', 'cp_extents']) this.db.prepare(`DELETE FROM ${t} WHERE cp = ?`).run(cp.id);
       this.db.prepare('DELETE FROM checkpoints WHERE id = ?').run(cp.id);
-      this.journal.append('checkpoint_delete', null, { details: { checkpoint: name } });
+      if (!name.startsWith('.')) this.journal.append('checkpoint_delete', null, { details: { checkpoint: name } });
       return cp;
     });
   }

@@ -4,7 +4,7 @@
  */
 import type { Db } from './db';
 
-export type Surface = 'cli' | 'fuse' | 'rpc' | 'editor' | 'proxy' | 'system';
+export type Surface = 'cli' | 'fuse' | 'rpc' | 'editor' | 'exec' | 'system';
 
 export interface JournalEntry {
   seq: number;

@@ -73,8 +73,12 @@ async function install(opts) {
     log(`installing code-server@${CODE_SERVER_VERSION} from npm on Node ${NODE_VERSION} (compiles native modules; about 1.5 min on 2 cores)`);
     // npm and the lifecycle scripts must run on Node 24 (code-server's postinstall checks it), and
     // node-gyp must build against Node 24's headers rather than download them.
+    // Started from `npm run`/`npm test`, this process carries the outer npm's settings (npm_config_*),
+    // among them npm_config_user_agent naming Node 20, which code-server's postinstall reads to
+    // check the Node version: the inner npm must see only its own.
+    const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k)));
     const env = {
-      ...process.env,
+      ...clean,
       PATH: `${dirname(staging.node)}${delimiter}${process.env.PATH ?? ''}`,
       npm_config_nodedir: staging.nodePkg,
     };

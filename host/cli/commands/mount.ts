@@ -1,11 +1,11 @@
 /** Mount commands: mount, unmount, mounts. See docs/fuse.md. */
-import { spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, writeSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { AvfsError, toAvfsError } from '../../protocol/errors';
+import { startMountServer, stopMount } from '../../fuse/server';
 import { checkVaultName } from '../../store/home';
-import { lazyUnmount, mountEntry, type MountRecord, MountRegistry, pidAlive } from '../../fuse/registry';
+import { type MountRecord, MountRegistry } from '../../fuse/registry';
 import { checkMountpoint, MountSession } from '../../fuse/session';
 import { action, type CliContext, example, parseCount, table } from '../context';
 
@@ -17,10 +17,8 @@ interface MountOpts {
   allowOther?: boolean;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 function publicRecord(r: MountRecord) {
-  return { vault: r.vault, mountpoint: r.mountpoint, readonly: r.readonly, pid: r.pid, started: r.started, state: r.state };
+  return { vault: r.vault, mountpoint: r.mountpoint, readonly: r.readonly, allow_other: !!r.allow_other, pid: r.pid, started: r.started, state: r.state };
 }
 
 /** Runs the mount in this process until SIGTERM/SIGINT or an outside unmount. */
@@ -51,73 +49,6 @@ async function serve(ctx: CliContext, vault: string, mountpoint: string, opts: M
   onReady(rec);
   await stopped;
   clearInterval(watch);
-}
-
-/** Starts a detached server (`avfs mount --foreground --ready-fd 3`) and waits for its first line. */
-async function mountInBackground(ctx: CliContext, vault: string, mountpoint: string, opts: MountOpts): Promise<MountRecord> {
-  const registry = new MountRegistry(ctx.home);
-  mkdirSync(registry.dir, { recursive: true });
-  const logFile = registry.logOf(mountpoint);
-  const logFd = openSync(logFile, 'a');
-  const args = [...process.execArgv, process.argv[1] ?? '', 'mount', vault, mountpoint, '--foreground', '--ready-fd', '3'];
-  if (opts.readonly) args.push('--readonly');
-  if (opts.allowOther) args.push('--allow-other');
-  if (opts.cacheMs !== undefined) args.push('--cache-ms', opts.cacheMs);
-  const child = spawn(process.execPath, args, {
-    detached: true,
-    stdio: ['ignore', logFd, logFd, 'pipe'],
-    env: { ...process.env, AVFS_HOME: ctx.home.dir },
-  });
-  closeSync(logFd);
-  const pipe = child.stdio[3] as NodeJS.ReadableStream;
-  const line = await new Promise<string>((res, rej) => {
-    let buf = '';
-    const timer = setTimeout(() => rej(new AvfsError('MountError', `the mount server did not report within 30 s (log: ${logFile})`, { mountpoint, log: logFile })), 30_000);
-    pipe.on('data', (d: Buffer) => {
-      buf += d.toString('utf8');
-      const nl = buf.indexOf('\n');
-      if (nl >= 0) {
-        clearTimeout(timer);
-        res(buf.slice(0, nl));
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      if (!buf.includes('\n')) rej(new AvfsError('MountError', `the mount server exited with code ${code} before the mount was ready (log: ${logFile})`, { mountpoint, log: logFile }));
-    });
-  });
-  (pipe as unknown as { destroy(): void }).destroy();
-  child.unref();
-  const msg = JSON.parse(line) as { ok: true; record: MountRecord } | { ok: false; error: { error: string; message: string } & Record<string, unknown> };
-  if (!msg.ok) {
-    const { error: kind, message, ...details } = msg.error;
-    throw new AvfsError(kind as AvfsError['kind'], message, details);
-  }
-  return msg.record;
-}
-
-async function unmountAt(ctx: CliContext, mountpoint: string, timeoutMs: number) {
-  const registry = new MountRegistry(ctx.home);
-  const mp = resolve(mountpoint);
-  const rec = registry.read(mp);
-  let unmounted = false;
-  if (rec && pidAlive(rec.pid)) {
-    process.kill(rec.pid, 'SIGTERM');
-    const deadline = Date.now() + timeoutMs;
-    while (pidAlive(rec.pid) && Date.now() < deadline) await sleep(25);
-    if (pidAlive(rec.pid)) process.kill(rec.pid, 'SIGKILL');
-    unmounted = true;
-  }
-  const entry = mountEntry(mp);
-  if (entry) {
-    if (!entry.fstype.startsWith('fuse')) {
-      throw new AvfsError('MountError', `${mp} is a ${entry.fstype} mount, not an avfs one; not touching it`, { mountpoint: mp, fstype: entry.fstype });
-    }
-    if (!(await lazyUnmount(mp))) throw new AvfsError('MountError', `could not unmount ${mp}`, { mountpoint: mp });
-    unmounted = true;
-  }
-  registry.remove(mp);
-  return { mountpoint: mp, unmounted, vault: rec?.vault ?? null, pid: rec?.pid ?? null };
 }
 
 export function register(program: Command, ctx: CliContext): void {
@@ -158,7 +89,11 @@ export function register(program: Command, ctx: CliContext): void {
           }
           await new MountRegistry(ctx.home).prune();
           await checkMountpoint(mp);
-          const rec = await mountInBackground(ctx, vault, mp, opts);
+          const rec = await startMountServer(ctx.home, vault, mp, {
+            readonly: !!opts.readonly,
+            allowOther: !!opts.allowOther,
+            ...(opts.cacheMs !== undefined ? { cacheMs: parseCount('--cache-ms', opts.cacheMs) } : {}),
+          });
           ctx.print(cmd, publicRecord(rec), () => `mounted ${vault} at ${mp}${rec.readonly ? ' (read-only)' : ''} (pid ${rec.pid})`);
         }),
       ),
@@ -175,7 +110,7 @@ export function register(program: Command, ctx: CliContext): void {
       .option('--timeout <ms>', 'how long to wait for the server to stop before killing it', '10000')
       .action(
         action(ctx, async (mountpoint: string, opts: { timeout: string }, cmd: Command) => {
-          const r = await unmountAt(ctx, mountpoint, parseCount('--timeout', opts.timeout));
+          const r = await stopMount(ctx.home, mountpoint, parseCount('--timeout', opts.timeout));
           ctx.print(cmd, r, () => (r.unmounted ? `unmounted ${r.mountpoint}` : `nothing was mounted at ${r.mountpoint}`));
         }),
       ),

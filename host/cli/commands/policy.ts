@@ -6,7 +6,8 @@ import type { Command } from 'commander';
 import { AvfsError } from '../../protocol/errors';
 import { CATEGORIES, CATEGORY_DOCS, type Decision, type EffectiveRule, type PolicyCommand, type PolicyRulesReport, type RuleSet } from '../../protocol/policy';
 import { createPolicyEngine } from '../../policy/engine';
-import { builtinRuleSet, compileRules, describeMatch, loadUserRules, parseRuleFile, ruleName, userRulesPath, VAULT_RULES_META_KEY } from '../../policy/rules';
+import { builtinRuleSet, compileRules, describeMatch, parseRuleFile, ruleName, userRulesPath, VAULT_RULES_META_KEY } from '../../policy/rules';
+import { effectiveRuleSets } from '../../policy/sources';
 import { fromCliPath } from '../../vfs/paths';
 import { action, type CliContext, example, table } from '../context';
 
@@ -19,25 +20,15 @@ function vaultName(ctx: CliContext, cmd: Command): string | null {
   return ctx.home.current();
 }
 
-function vaultRules(ctx: CliContext, name: string | null): RuleSet | null {
-  if (name === null) return null;
-  const v = ctx.home.open(name, { readonly: true });
+function ruleSets(ctx: CliContext, cmd: Command): { sets: RuleSet[]; vault: string | null } {
+  const vault = vaultName(ctx, cmd);
+  if (vault === null) return { sets: effectiveRuleSets(ctx.home.dir, null), vault };
+  const v = ctx.home.open(vault, { readonly: true });
   try {
-    const text = v.meta(VAULT_RULES_META_KEY);
-    return text === undefined ? null : parseRuleFile(text, `vault:${name}`, 'vault');
+    return { sets: effectiveRuleSets(ctx.home.dir, v), vault };
   } finally {
     v.close();
   }
-}
-
-function ruleSets(ctx: CliContext, cmd: Command): { sets: RuleSet[]; vault: string | null } {
-  const vault = vaultName(ctx, cmd);
-  const sets: RuleSet[] = [];
-  const user = loadUserRules(ctx.home.dir);
-  if (user) sets.push(user);
-  const v = vaultRules(ctx, vault);
-  if (v) sets.push(v);
-  return { sets, vault };
 }
 
 function absolute(name: string, value: string): string {

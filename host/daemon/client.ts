@@ -1,0 +1,95 @@
+/**
+ * Reaching the host of an avfs home from another process (the CLI, a test, a second window):
+ * find it through `<home>/host.json`, connect to its socket, introduce yourself. No host, or one
+ * that crashed (its record is cleared on the way), means the caller works in-process.
+ */
+import { connect, type Socket } from 'node:net';
+import { createMessageConnection, type MessageConnection, SocketMessageReader, SocketMessageWriter, CancellationTokenSource } from 'vscode-jsonrpc/node';
+import type { z } from 'zod';
+import { HOST_METHODS, type HostMethodName } from '../protocol/host';
+import type { MethodName, MethodParams, MethodResult } from '../protocol/methods';
+import type { AvfsHome } from '../store/home';
+import { type HostRecord, readHost } from './lock';
+import { fromRpcError } from './rpcErrors';
+
+export interface HostClient {
+  host: HostRecord;
+  conn: MessageConnection;
+  clientId: string;
+  /** Calls an operation or a host method; errors come back as the AvfsError the host raised. */
+  call<M extends MethodName>(method: M, params: MethodParams<M>, signal?: AbortSignal): Promise<MethodResult<M>>;
+  callHost<M extends HostMethodName>(method: M, params: z.input<(typeof HOST_METHODS)[M]['params']>): Promise<z.output<(typeof HOST_METHODS)[M]['result']>>;
+  close(): void;
+}
+
+export interface ConnectOptions {
+  name: string;
+  kind: 'vscode' | 'cli' | 'other';
+  approver?: boolean | 'own';
+  /** Before listening: register handlers for what the host may send (approval/request, notifications). */
+  setup?: (conn: MessageConnection) => void;
+  timeoutMs?: number;
+}
+
+function openSocket(path: string, timeoutMs: number): Promise<Socket | undefined> {
+  return new Promise((resolve) => {
+    const s = connect(path);
+    const timer = setTimeout(() => {
+      s.destroy();
+      resolve(undefined);
+    }, timeoutMs);
+    s.once('connect', () => {
+      clearTimeout(timer);
+      resolve(s);
+    });
+    s.once('error', () => {
+      clearTimeout(timer);
+      resolve(undefined);
+    });
+  });
+}
+
+async function request<T>(conn: MessageConnection, method: string, params: unknown, signal?: AbortSignal): Promise<T> {
+  const cts = new CancellationTokenSource();
+  const onAbort = () => cts.cancel();
+  signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    return (await conn.sendRequest(method, params, cts.token)) as T;
+  } catch (e) {
+    throw fromRpcError(e);
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+    cts.dispose();
+  }
+}
+
+/** The running host of `home`, connected; undefined when there is none (or it does not answer). */
+export async function connectHost(home: AvfsHome, opts: ConnectOptions): Promise<HostClient | undefined> {
+  const host = readHost(home);
+  if (!host) return undefined;
+  const socket = await openSocket(host.socket, opts.timeoutMs ?? 2000);
+  if (!socket) return undefined;
+  const conn = createMessageConnection(new SocketMessageReader(socket), new SocketMessageWriter(socket));
+  opts.setup?.(conn);
+  conn.listen();
+  const close = () => {
+    conn.dispose();
+    socket.destroy();
+  };
+  try {
+    const hello = HOST_METHODS['client/hello'].result.parse(
+      await request(conn, 'client/hello', { name: opts.name, kind: opts.kind, approver: opts.approver ?? false, pid: process.pid }),
+    );
+    return {
+      host,
+      conn,
+      clientId: hello.client_id,
+      call: (method, params, signal) => request(conn, method, params, signal),
+      callHost: async (method, params) => HOST_METHODS[method].result.parse(await request(conn, method, params)) as never,
+      close,
+    };
+  } catch {
+    close();
+    return undefined;
+  }
+}

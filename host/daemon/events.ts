@@ -1,0 +1,130 @@
+/**
+ * Vault change events. Every mutation, whichever surface made it (the CLI, a mount server, an
+ * exec, the host), is a row in its vault's journal and a write to the vault's WAL file. The host
+ * watches the vaults directory (inotify), reads each touched vault's journal past the last
+ * sequence number it saw, and sends one batched `vault/changed` per vault. Vault files appearing
+ * or disappearing are `created` / `deleted`. Nothing polls.
+ */
+import { existsSync, type FSWatcher, watch } from 'node:fs';
+import type { AvfsHome } from '../store/home';
+import { VAULT_EXT } from '../store/home';
+import type { Vault } from '../store/vault';
+
+export interface VaultChangeNotice {
+  vault: string;
+  kind: 'files' | 'created' | 'deleted';
+  changes: Array<{ seq: number; op: string; path: string | null; path2: string | null; surface: string }>;
+  truncated: boolean;
+}
+
+/** Changes read per vault per notice; more than this and the notice says `truncated`. */
+const MAX_PER_NOTICE = 1000;
+
+export class ChangeWatcher {
+  private watcher: FSWatcher | undefined;
+  private readonly lastSeq = new Map<string, number>();
+  private readonly open = new Map<string, Vault>();
+  private readonly dirty = new Set<string>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly home: AvfsHome,
+    private readonly emit: (n: VaultChangeNotice) => void,
+    private readonly log: (message: string) => void,
+    /** How long to gather changes before one notice (a burst of writes is one notice). */
+    private readonly batchMs = 25,
+  ) {}
+
+  start(): void {
+    this.home.ensure();
+    for (const name of this.home.names()) this.lastSeq.set(name, this.maxSeq(name));
+    this.watcher = watch(this.home.vaultsDir, (_event, file) => {
+      if (!file) return;
+      const name = vaultOf(file.toString());
+      if (name === undefined) return;
+      this.dirty.add(name);
+      this.timer ??= setTimeout(() => this.flush(), this.batchMs);
+    });
+    this.watcher.on('error', (e) => this.log(`watching ${this.home.vaultsDir} failed: ${e.message}`));
+  }
+
+  stop(): void {
+    this.watcher?.close();
+    if (this.timer) clearTimeout(this.timer);
+    for (const v of this.open.values()) v.close();
+    this.open.clear();
+  }
+
+  /** Reads what changed in every touched vault and sends the notices. */
+  flush(): void {
+    this.timer = undefined;
+    const names = [...this.dirty];
+    this.dirty.clear();
+    for (const name of names) {
+      try {
+        this.check(name);
+      } catch (e) {
+        this.log(`reading the journal of ${name} failed: ${e instanceof Error ? e.message : String(e)}`);
+        this.forget(name);
+      }
+    }
+  }
+
+  private check(name: string): void {
+    const known = this.lastSeq.has(name);
+    if (!existsSync(this.home.vaultFile(name))) {
+      if (known) {
+        this.forget(name);
+        this.emit({ vault: name, kind: 'deleted', changes: [], truncated: false });
+      }
+      return;
+    }
+    if (!known) {
+      // A new vault (created, forked, or copied in): everything in its journal so far is its creation.
+      this.lastSeq.set(name, this.maxSeq(name));
+      this.emit({ vault: name, kind: 'created', changes: [], truncated: false });
+      return;
+    }
+    const since = this.lastSeq.get(name) ?? 0;
+    const rows = this.vault(name)
+      .db.prepare<[number, number], { seq: number; op: string; path: string | null; path2: string | null; surface: string }>(
+        'SELECT seq, op, path, path2, surface FROM journal WHERE seq > ? ORDER BY seq LIMIT ?',
+      )
+      .all(since, MAX_PER_NOTICE + 1);
+    if (rows.length === 0) return;
+    const truncated = rows.length > MAX_PER_NOTICE;
+    const changes = rows.slice(0, MAX_PER_NOTICE);
+    this.lastSeq.set(name, truncated ? this.maxSeq(name) : changes[changes.length - 1]!.seq);
+    this.emit({ vault: name, kind: 'files', changes, truncated });
+  }
+
+  private vault(name: string): Vault {
+    let v = this.open.get(name);
+    if (!v || !v.db.open) {
+      v = this.home.open(name, { readonly: true });
+      this.open.set(name, v);
+    }
+    return v;
+  }
+
+  private maxSeq(name: string): number {
+    try {
+      return this.vault(name).db.prepare<[], { s: number }>('SELECT COALESCE(MAX(seq), 0) AS s FROM journal').get()?.s ?? 0;
+    } catch {
+      return 0;
+    }
+  }
+
+  private forget(name: string): void {
+    this.open.get(name)?.close();
+    this.open.delete(name);
+    this.lastSeq.delete(name);
+  }
+}
+
+function vaultOf(file: string): string | undefined {
+  for (const suffix of ['-wal', '-shm', '-journal', '']) {
+    if (file.endsWith(VAULT_EXT + suffix)) return file.slice(0, file.length - VAULT_EXT.length - suffix.length);
+  }
+  return undefined;
+}

@@ -1,0 +1,104 @@
+/**
+ * One host per avfs home. `<home>/host.json` names the running host (pid, socket); it is
+ * claimed with O_EXCL, so two hosts cannot both start. A record whose process is gone (the host
+ * crashed, or was killed) is stale: the next host, or a CLI call, removes it and its socket.
+ */
+import { createHash } from 'node:crypto';
+import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { AvfsError } from '../protocol/errors';
+import { pidAlive } from '../fuse/registry';
+import type { AvfsHome } from '../store/home';
+
+export const HostRecord = z.object({ pid: z.number().int(), socket: z.string(), started_at: z.string(), version: z.string() });
+export type HostRecord = z.infer<typeof HostRecord>;
+
+/** Unix socket paths are limited to 107 bytes; a deeper home gets its socket in a private runtime directory. */
+const SOCKET_PATH_MAX = 107;
+
+export function hostFile(home: AvfsHome): string {
+  return join(home.dir, 'host.json');
+}
+
+export function socketPath(home: AvfsHome): string {
+  const inHome = join(home.dir, 'host.sock');
+  if (Buffer.byteLength(inHome) <= SOCKET_PATH_MAX) return inHome;
+  const dir = join(tmpdir(), `avfs-${userInfo().uid}`);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  return join(dir, createHash('sha256').update(home.dir).digest('hex').slice(0, 16) + '.sock');
+}
+
+/** The running host of this home, or undefined (a stale record is cleared on the way). */
+export function readHost(home: AvfsHome): HostRecord | undefined {
+  let text: string;
+  try {
+    text = readFileSync(hostFile(home), 'utf8');
+  } catch {
+    return undefined;
+  }
+  const parsed = HostRecord.safeParse(safeJson(text));
+  if (!parsed.success) {
+    // Records are linked into place whole (claimHome), so one that does not parse is damage.
+    rmSync(hostFile(home), { force: true });
+    return undefined;
+  }
+  const rec = parsed.data;
+  if (pidAlive(rec.pid)) return rec;
+  clearStale(home, rec);
+  return undefined;
+}
+
+function clearStale(home: AvfsHome, rec: HostRecord): void {
+  rmSync(rec.socket, { force: true });
+  rmSync(hostFile(home), { force: true });
+}
+
+/**
+ * Claims the home for this process; throws Busy naming the host that holds it. The record is
+ * written to a private file first and then linked into place: link() fails if the name exists,
+ * so readers never see half a record and two hosts can never both succeed.
+ */
+export function claimHome(home: AvfsHome, rec: HostRecord): () => void {
+  mkdirSync(home.dir, { recursive: true });
+  const mine = `${hostFile(home)}.${rec.pid}`;
+  writeFileSync(mine, JSON.stringify(rec, null, 2) + '\n', { mode: 0o600 });
+  try {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        linkSync(mine, hostFile(home));
+        break;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 5) throw e;
+        const other = readHost(home);
+        if (other) {
+          throw new AvfsError('Busy', `a host is already running for ${home.dir}: pid ${other.pid}, socket ${other.socket} (started ${other.started_at})`, {
+            pid: other.pid,
+            socket: other.socket,
+            home: home.dir,
+          });
+        }
+        // readHost cleared a stale record: try again.
+      }
+    }
+  } finally {
+    rmSync(mine, { force: true });
+  }
+  return () => {
+    try {
+      const now = HostRecord.parse(JSON.parse(readFileSync(hostFile(home), 'utf8')));
+      if (now.pid === rec.pid) rmSync(hostFile(home), { force: true });
+    } catch {
+      /* removed by someone else */
+    }
+  };
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

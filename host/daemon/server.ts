@@ -1,0 +1,310 @@
+/**
+ * The vault host: one long-lived process per avfs home that serves the operations over JSON-RPC
+ * (vscode-jsonrpc) on a Unix socket in the home (owner-only) and, with `--stdio`, on its own
+ * stdin/stdout for the parent that spawned it (the VS Code extension). It fans vault change
+ * events out to every client, runs `exec/run` through the same pipeline as the CLI (mounts are
+ * served by mount-server processes, never by this one), and brokers approvals between the
+ * commands that need them and the clients that can answer.
+ */
+import { randomUUID } from 'node:crypto';
+import { chmodSync, rmSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
+import {
+  CancellationTokenSource,
+  createMessageConnection,
+  ErrorCodes,
+  type MessageConnection,
+  ResponseError,
+  StreamMessageReader,
+  StreamMessageWriter,
+} from 'vscode-jsonrpc/node';
+import type { z } from 'zod';
+import { toAvfsError } from '../protocol/errors';
+import type { ApprovalRequest, ExecutionEnvelope } from '../protocol/exec';
+import { ExecRequest } from '../protocol/exec';
+import { APPROVAL_REQUEST, ApprovalReply, HOST_METHODS, type HostMethodName, type NotificationName, NOTIFICATIONS } from '../protocol/host';
+import { METHOD_NAMES, METHODS, type MethodName, type MountInfo } from '../protocol/methods';
+import { type PolicyEngine, createPolicyEngine } from '../policy/engine';
+import { addAlwaysAllowRules } from '../policy/sources';
+import { runExec } from '../proxy/pipeline';
+import { MountRegistry } from '../fuse/registry';
+import { stopMount } from '../fuse/server';
+import type { AvfsHome } from '../store/home';
+import { VERSION } from '../version';
+import { ApprovalBroker } from './broker';
+import { ChangeWatcher } from './events';
+import { FrameError, FrameGuard } from './frames';
+import { claimHome, socketPath } from './lock';
+import { rpcError } from './rpcErrors';
+import type { OpsTable } from '../ops/context';
+
+export interface HostOptions {
+  home: AvfsHome;
+  ops: Partial<OpsTable>;
+  /** Also serve the parent on stdin/stdout; the host stops when that stream ends. */
+  stdio?: boolean;
+  approvalTimeoutMs?: number;
+  log?: (level: 'info' | 'warn' | 'error', message: string) => void;
+}
+
+interface Client {
+  id: string;
+  name: string;
+  kind: 'vscode' | 'cli' | 'other';
+  /** true: asked about every request; 'own': only about the runs it started itself. */
+  approver: boolean | 'own';
+  conn: MessageConnection;
+  connectedAt: string;
+}
+
+export class VaultHost {
+  private readonly clients = new Map<string, Client>();
+  private readonly sockets = new Set<Socket>();
+  private server: Server | undefined;
+  private release: (() => void) | undefined;
+  private watcher: ChangeWatcher | undefined;
+  readonly broker: ApprovalBroker;
+  private engine: Promise<PolicyEngine> | undefined;
+  /** Runs in progress: id → (requesting client, cancel). */
+  private readonly runs = new Map<string, { client: string; cancel: AbortController }>();
+  /** Mounts this host made and keeps: unmounted when it stops. */
+  private readonly ownMounts = new Set<string>();
+  readonly socket: string;
+  private readonly startedAt = new Date();
+  private stopping: Promise<void> | undefined;
+  private resolveStopped!: () => void;
+  readonly stopped = new Promise<void>((r) => (this.resolveStopped = r));
+
+  constructor(private readonly opts: HostOptions) {
+    this.socket = socketPath(opts.home);
+    this.broker = new ApprovalBroker({
+      timeoutMs: opts.approvalTimeoutMs ?? 300_000,
+      peers: (req) => this.approversFor(req),
+      alwaysAllow: (req, by) => addAlwaysAllowRules(opts.home.dir, req, by),
+      onSettled: (id, record) => this.notify('approval/settled', { id, record }),
+      log: (m) => this.log('warn', m),
+    });
+  }
+
+  log(level: 'info' | 'warn' | 'error', message: string): void {
+    this.opts.log?.(level, message);
+    for (const c of this.clients.values()) void c.conn.sendNotification('log', { level, message }).catch(() => undefined);
+  }
+
+  async start(): Promise<void> {
+    this.release = claimHome(this.opts.home, { pid: process.pid, socket: this.socket, started_at: this.startedAt.toISOString(), version: VERSION });
+    try {
+      rmSync(this.socket, { force: true });
+      this.server = createServer((s) => this.accept(s, s, s, 'socket'));
+      await new Promise<void>((res, rej) => {
+        this.server!.once('error', rej);
+        // Owner-only from the first moment: nothing else may connect while the mode is changed.
+        const old = process.umask(0o177);
+        this.server!.listen(this.socket, () => {
+          process.umask(old);
+          res();
+        });
+      });
+      chmodSync(this.socket, 0o600);
+      this.watcher = new ChangeWatcher(this.opts.home, (n) => this.notify('vault/changed', n), (m) => this.log('warn', m));
+      this.watcher.start();
+      if (this.opts.stdio) {
+        process.stdin.on('end', () => void this.stop('the parent closed stdin'));
+        this.accept(process.stdin, process.stdout, undefined, 'stdio');
+      }
+      this.log('info', `host ${process.pid} serving ${this.opts.home.dir} on ${this.socket}${this.opts.stdio ? ' and stdio' : ''}`);
+    } catch (e) {
+      this.release();
+      throw e;
+    }
+  }
+
+  /** The policy engine, loaded once and kept warm. */
+  private policyEngine(): Promise<PolicyEngine> {
+    this.engine ??= createPolicyEngine();
+    return this.engine;
+  }
+
+  private approversFor(req: ApprovalRequest) {
+    const requester = this.runs.get(req.id)?.client;
+    return [...this.clients.values()]
+      .filter((c) => c.approver === true || (c.approver === 'own' && c.id === requester))
+      .map((c) => ({
+        id: c.id,
+        name: c.name,
+        ask: async (r: ApprovalRequest, signal: AbortSignal) => {
+          const cts = new CancellationTokenSource();
+          signal.addEventListener('abort', () => cts.cancel(), { once: true });
+          const reply = ApprovalReply.parse(await c.conn.sendRequest(APPROVAL_REQUEST, r, cts.token));
+          return { answer: reply.answer, by: reply.by ?? c.name };
+        },
+      }));
+  }
+
+  notify<N extends NotificationName>(name: N, params: z.input<(typeof NOTIFICATIONS)[N]>): void {
+    for (const c of this.clients.values()) void c.conn.sendNotification(name, params).catch(() => undefined);
+  }
+
+  private accept(input: NodeJS.ReadableStream, output: NodeJS.WritableStream, socket: Socket | undefined, via: string): void {
+    const id = randomUUID();
+    const guard = new FrameGuard();
+    const conn = createMessageConnection(new StreamMessageReader(input.pipe(guard)), new StreamMessageWriter(output));
+    const client: Client = { id, name: `${via} client`, kind: 'other', approver: false, conn, connectedAt: new Date().toISOString() };
+    if (socket) this.sockets.add(socket);
+    let closed = false;
+    const drop = (why: string) => {
+      if (closed) return;
+      closed = true;
+      this.clients.delete(id);
+      this.log('info', `client ${client.name} disconnected (${why})`);
+      // Its runs are stopped as a cancelled request would be; other clients' runs go on.
+      for (const r of this.runs.values()) if (r.client === id) r.cancel.abort();
+      conn.dispose();
+      // end(), not destroy(): a last error answer still reaches the client.
+      socket?.end();
+      if (socket) this.sockets.delete(socket);
+      if (via === 'stdio') void this.stop('the parent disconnected');
+    };
+    /**
+     * Answers a message it cannot read once, as JSON-RPC does (id null), then stops reading this
+     * client. Written straight to the stream: the connection is closing already, and its writer
+     * would queue the answer behind the close.
+     */
+    const refuse = (code: number, message: string) => {
+      if (closed) return;
+      const body = JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message: `avfs host: ${message}; closing this connection` } });
+      output.write(`Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`, () => undefined);
+      drop(message);
+    };
+    guard.on('error', (e: Error) => refuse(e instanceof FrameError && e.code === 'too_large' ? ErrorCodes.InvalidRequest : ErrorCodes.ParseError, e.message));
+    conn.onError(([e]) => refuse(ErrorCodes.ParseError, `unreadable message: ${e.message}`));
+    conn.onClose(() => drop('closed'));
+    socket?.on('error', () => drop('socket error'));
+    this.register(client);
+    this.clients.set(id, client);
+    conn.listen();
+  }
+
+  private register(client: Client): void {
+    const { conn } = client;
+    const handle = <P>(method: string, schema: z.ZodType<P>, fn: (params: P, token: { signal: AbortSignal }) => unknown) => {
+      conn.onRequest(method, async (raw: unknown, token) => {
+        const parsed = schema.safeParse(raw ?? {});
+        if (!parsed.success) throw rpcError(toAvfsError(parsed.error), ErrorCodes.InvalidParams);
+        const ac = new AbortController();
+        const sub = token.onCancellationRequested(() => ac.abort());
+        try {
+          return await fn(parsed.data, { signal: ac.signal });
+        } catch (e) {
+          if (e instanceof ResponseError) throw e;
+          throw rpcError(toAvfsError(e));
+        } finally {
+          sub.dispose();
+        }
+      });
+    };
+
+    const hostMethod = <M extends HostMethodName>(m: M, fn: (p: z.output<(typeof HOST_METHODS)[M]['params']>) => z.input<(typeof HOST_METHODS)[M]['result']>) =>
+      handle(m, HOST_METHODS[m].params as unknown as z.ZodType<z.output<(typeof HOST_METHODS)[M]["params"]>>, (p) => fn(p));
+
+    hostMethod('client/hello', (p) => {
+      client.name = p.name;
+      client.kind = p.kind;
+      client.approver = p.approver;
+      this.log('info', `client ${p.name} connected${p.approver ? ` (approver${p.approver === 'own' ? ' of its own runs' : ''})` : ''}`);
+      if (p.approver) this.broker.askPeers();
+      return { client_id: client.id, host_pid: process.pid, version: VERSION, home: this.opts.home.dir };
+    });
+    hostMethod('host/status', () => this.status());
+    hostMethod('host/shutdown', () => {
+      setImmediate(() => void this.stop('asked by a client'));
+      return { stopping: true };
+    });
+    hostMethod('approval/list', () => ({ pending: this.broker.list() }));
+    hostMethod('approval/answer', (p) => ({ id: p.id, ...this.broker.answer(p.id, p.answer, p.by ?? client.name) }));
+
+    for (const method of METHOD_NAMES) {
+      if (method === 'exec/run') continue;
+      const impl = this.opts.ops[method as Exclude<MethodName, 'exec/run'>] as ((ctx: unknown, p: unknown) => unknown) | undefined;
+      if (!impl) continue;
+      handle(method, METHODS[method].params as z.ZodType<unknown>, (p) => {
+        const result = impl({ home: this.opts.home, surface: 'rpc' }, p);
+        if (method === 'mount/mount') void Promise.resolve(result).then((m) => this.ownMounts.add((m as MountInfo).mountpoint));
+        return result;
+      });
+    }
+    handle('exec/run', ExecRequest, (req, { signal }) => this.exec(client, req, signal));
+  }
+
+  private async exec(client: Client, req: z.output<typeof ExecRequest>, signal: AbortSignal): Promise<ExecutionEnvelope> {
+    const id = req.id ?? randomUUID();
+    const cancel = new AbortController();
+    signal.addEventListener('abort', () => cancel.abort(), { once: true });
+    this.runs.set(id, { client: client.id, cancel });
+    this.notify('exec/started', { id, vault: req.vault ?? null, command: 'shell' in req.command ? req.command.shell : req.command.argv.join(' '), surface: `rpc:${client.name}`, started_at: new Date().toISOString() });
+    try {
+      const envelope = await runExec(
+        { ...req, id },
+        {
+          home: this.opts.home,
+          engine: () => this.policyEngine(),
+          approver: this.broker,
+          inProcessMounts: false,
+          surface: `rpc:${client.name}`,
+          signal: cancel.signal,
+          onState: (runId, state) => this.notify('exec/state', { id: runId, state }),
+          onOutput: (runId, stream, chunk) => this.notify('exec/output', { id: runId, stream, text: chunk.toString('utf8') }),
+        },
+      );
+      if (envelope.result.kept_mounted && !envelope.result.mount_reused && envelope.result.mountpoint) this.ownMounts.add(envelope.result.mountpoint);
+      this.notify('exec/finished', { id, envelope });
+      return envelope;
+    } finally {
+      this.runs.delete(id);
+    }
+  }
+
+  status() {
+    const reg = new MountRegistry(this.opts.home);
+    const mounts = reg.records().map((r) => ({ ...r, allow_other: !!r.allow_other, live: reg.isLive(r), owner: this.ownMounts.has(r.mountpoint) ? 'host' : 'other' }));
+    return {
+      pid: process.pid,
+      version: VERSION,
+      home: this.opts.home.dir,
+      socket: this.socket,
+      started_at: this.startedAt.toISOString(),
+      uptime_ms: Date.now() - this.startedAt.getTime(),
+      clients: [...this.clients.values()].map((c) => ({ id: c.id, name: c.name, kind: c.kind, approver: c.approver !== false, connected_at: c.connectedAt })),
+      mounts,
+      pending_approvals: this.broker.list().length,
+      running_execs: this.runs.size,
+    };
+  }
+
+  /** Stops: no new clients, pending approvals denied, running commands cancelled, own mounts unmounted. */
+  stop(why: string): Promise<void> {
+    this.stopping ??= (async () => {
+      this.log('info', `host stopping: ${why}`);
+      this.server?.close();
+      this.broker.cancelAll();
+      for (const r of this.runs.values()) r.cancel.abort();
+      const deadline = Date.now() + 15_000;
+      while (this.runs.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      for (const mp of this.ownMounts) {
+        try {
+          await stopMount(this.opts.home, mp, 5_000);
+        } catch (e) {
+          this.log('warn', `could not unmount ${mp}: ${e instanceof Error ? e.message : String(e)}`);
+        }
+      }
+      this.watcher?.stop();
+      for (const c of this.clients.values()) c.conn.dispose();
+      for (const s of this.sockets) s.destroy();
+      rmSync(this.socket, { force: true });
+      this.release?.();
+      this.resolveStopped();
+    })();
+    return this.stopping;
+  }
+}
+

@@ -1,0 +1,382 @@
+/**
+ * The exec pipeline: one policy-gated run of one command in a vault mount, as an explicit state
+ * machine that always ends in an ExecutionEnvelope (never an exception):
+ *
+ *   validating ─▶ policy ─▶ (awaiting_approval) ─▶ (checkpointing) ─▶ mounting ─▶ executing
+ *        │           │              │                                               │
+ *        │           └─▶ denied ◀───┘                                            settling ─▶ summarizing
+ *        │                                                                                      │
+ *        └──────── any state ─▶ failed                     completed | timed_out | cancelled ◀──┘
+ *
+ * Policy runs first, before anything costly (no mount, no checkpoint, no vault write). The
+ * change summary is read from the vault itself after the mount's write barrier, as a diff from
+ * the tree before the run (the checkpoint, or an internal baseline) to the tree after it, so it
+ * holds every change made through the mount. The CLI and the host run this same code.
+ */
+import { randomUUID } from 'node:crypto';
+import { homedir } from 'node:os';
+import { posix } from 'node:path';
+import { err, type ErrorJson, toAvfsError } from '../protocol/errors';
+import type { ChangeSummary } from '../protocol/changes';
+import {
+  type ApprovalRecord,
+  type ApprovalRequest,
+  ENVELOPE_SCHEMA_VERSION,
+  ExecRequest,
+  type ExecRequestInput,
+  type ExecState,
+  type ExecutionEnvelope,
+} from '../protocol/exec';
+import type { Decision, PolicyCommand } from '../protocol/policy';
+import type { PolicyEngine } from '../policy/engine';
+import { effectiveRuleSets } from '../policy/sources';
+import type { AvfsHome } from '../store/home';
+import type { CheckpointRow } from '../store/checkpoints';
+import { diffTrees } from '../store/diff';
+import type { Vault } from '../store/vault';
+import { normalizePath } from '../vfs/paths';
+import { Vfs } from '../vfs/vfs';
+import { type Approver, recordOf } from './approvals';
+import { type MountLease, leaseMount, planMount } from './mounts';
+import { childEnv } from './environment';
+import { pidAlive } from '../fuse/registry';
+import { runCommand, type RunResult } from './runner';
+
+const TRANSITIONS: Record<ExecState, readonly ExecState[]> = {
+  validating: ['policy'],
+  policy: ['awaiting_approval', 'checkpointing', 'mounting', 'denied'],
+  awaiting_approval: ['checkpointing', 'mounting', 'denied'],
+  checkpointing: ['mounting'],
+  mounting: ['executing'],
+  executing: ['settling'],
+  settling: ['summarizing'],
+  summarizing: ['completed', 'timed_out', 'cancelled'],
+  completed: [],
+  denied: [],
+  failed: [],
+  timed_out: [],
+  cancelled: [],
+};
+
+/** Legal moves; any state that has not ended may fail. */
+export function canMoveExec(from: ExecState, to: ExecState): boolean {
+  if (to === 'failed') return TRANSITIONS[from].length > 0;
+  return TRANSITIONS[from].includes(to);
+}
+
+export interface ExecDeps {
+  home: AvfsHome;
+  /** Loaded once per process (the host keeps one; the CLI loads it per call). */
+  engine: () => Promise<PolicyEngine>;
+  approver: Approver;
+  /** May this process serve a mount itself (one-shot CLI calls) or must a mount server do it (the host)? */
+  inProcessMounts: boolean;
+  /** Who asked, for the audit trail and approvers: cli, rpc. */
+  surface: string;
+  signal?: AbortSignal;
+  onState?: (id: string, state: ExecState) => void;
+  onOutput?: (id: string, stream: 'stdout' | 'stderr', chunk: Buffer) => void;
+}
+
+/** The state machine of one run, with the time spent in each state. */
+class ExecRun {
+  readonly id: string;
+  state: ExecState = 'validating';
+  readonly states: ExecState[] = ['validating'];
+  readonly timings: Partial<Record<ExecState, number>> = {};
+  private since = performance.now();
+  readonly started = performance.now();
+
+  constructor(
+    id: string | undefined,
+    private readonly onState?: (id: string, state: ExecState) => void,
+  ) {
+    this.id = id ?? randomUUID();
+    onState?.(this.id, 'validating');
+  }
+
+  move(to: ExecState): void {
+    if (!canMoveExec(this.state, to)) throw new Error(`exec run ${this.id}: cannot go from ${this.state} to ${to}`);
+    const now = performance.now();
+    this.timings[this.state] = Math.round((now - this.since) * 10) / 10;
+    this.since = now;
+    this.state = to;
+    this.states.push(to);
+    this.onState?.(this.id, to);
+  }
+}
+
+function describeCommand(cmd: PolicyCommand): { text: string; mode: 'argv' | 'shell'; argv: string[] } {
+  if ('shell' in cmd) return { text: cmd.shell, mode: 'shell', argv: ['bash', '-c', cmd.shell] };
+  return { text: cmd.argv.map(quoteArg).join(' '), mode: 'argv', argv: cmd.argv };
+}
+
+function quoteArg(a: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`;
+}
+
+/** What the policy judges: the command, with any variables the caller sets for it in front (`env K=V …`). */
+function judgedCommand(cmd: PolicyCommand, env: Record<string, string>): PolicyCommand {
+  const assignments = Object.entries(env).map(([k, v]) => `${k}=${v}`);
+  if (assignments.length === 0) return cmd;
+  return { argv: ['env', ...assignments, ...describeCommand(cmd).argv] };
+}
+
+function changedFiles(s: ChangeSummary): string[] {
+  const paths = new Set<string>();
+  for (const e of [...s.added, ...s.modified, ...s.deleted]) paths.add(e.path);
+  for (const r of s.renamed) {
+    paths.add(r.from);
+    paths.add(r.to);
+  }
+  return [...paths].sort();
+}
+
+/** Internal baselines of runs whose process died are dropped (they would pin chunks forever). */
+function dropStaleBaselines(vault: Vault): void {
+  for (const row of vault.checkpoints.internal()) {
+    const pid = Number(/^\.exec-base-(\d+)-/.exec(row.name)?.[1]);
+    if (Number.isInteger(pid) && pid > 0 && !pidAlive(pid)) vault.checkpoints.delete(row.name);
+  }
+}
+
+export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<ExecutionEnvelope> {
+  const run = new ExecRun(typeof input.id === 'string' ? input.id : undefined, deps.onState);
+  const parsed = ExecRequest.safeParse(input);
+  const raw = (parsed.success ? parsed.data : input) as Partial<ExecRequest>;
+  const command = parsed.success ? describeCommand(parsed.data.command) : { text: JSON.stringify(raw.command ?? null), mode: 'argv' as const, argv: [] };
+  const timeoutMs = typeof raw.timeout_ms === 'number' ? raw.timeout_ms : 0;
+
+  let vaultName: string | null = null;
+  let vault: Vault | undefined;
+  let decision: Decision | undefined;
+  let approval: ApprovalRecord | null = null;
+  let checkpoint: CheckpointRow | undefined;
+  let baseline: CheckpointRow | undefined;
+  let lease: MountLease | undefined;
+  let plannedMountpoint: string | null = raw.mountpoint ?? null;
+  let mountReused = false;
+  let result: RunResult | undefined;
+  let changes: ChangeSummary | null = null;
+  let error: ErrorJson | null = null;
+  const cwd = typeof raw.cwd === 'string' ? raw.cwd : '/';
+
+  const audit = (op: string, details: Record<string, unknown>) => {
+    try {
+      vault?.journal.append(op, null, { details: { id: run.id, command: command.text, surface: deps.surface, ...details } });
+    } catch {
+      /* the audit trail must not turn a run into a failure */
+    }
+  };
+
+  try {
+    // ---- validating
+    if (!parsed.success) throw toAvfsError(parsed.error);
+    const req = parsed.data;
+    const vaultCwd = normalizePath(req.cwd);
+    vaultName = deps.home.resolve(req.vault);
+    vault = deps.home.open(vaultName, { surface: 'exec' });
+    const plan = planMount(deps.home, { vault: vaultName, readonly: req.readonly, allowOther: req.allow_other, keep: req.keep_mount, ...(req.mountpoint !== undefined ? { mountpoint: req.mountpoint } : {}) });
+    plannedMountpoint = plan.mountpoint;
+    const hostCwd = vaultCwd === '/' ? plan.mountpoint : posix.join(plan.mountpoint, vaultCwd);
+
+    // ---- policy
+    run.move('policy');
+    const engine = await deps.engine();
+    decision = engine.decide(judgedCommand(req.command, req.env), {
+      mountpoint: plan.mountpoint,
+      cwd: hostCwd,
+      home: homedir(),
+      rules: effectiveRuleSets(deps.home.dir, vault),
+    });
+    audit('exec_request', { cwd: vaultCwd, action: decision.action, categories: decision.categories, rule: decision.rule });
+    if (decision.action === 'deny') {
+      error = { error: 'PolicyDenied', message: `denied by policy: ${decision.reason}`, rule: decision.rule };
+      run.move('denied');
+      audit('exec_denied', { reason: decision.reason, rule: decision.rule });
+      return envelope();
+    }
+
+    if (decision.action === 'require_approval') {
+      run.move('awaiting_approval');
+      approval = await askApproval(vaultName, vaultCwd, decision);
+      audit('exec_approval', { outcome: approval.outcome, answer: approval.answer, by: approval.by, rule: approval.rule, waited_ms: approval.waited_ms });
+      if (approval.outcome !== 'approved') {
+        const why: Record<ApprovalRecord['outcome'], string> = {
+          approved: '',
+          denied: `denied by ${approval.by ?? 'the approver'}`,
+          timed_out: `no approver answered within ${approval.waited_ms} ms`,
+          no_approver: 'no approver was reachable (run it in a terminal, or with a running `avfs host` that an editor or `avfs approve` answers)',
+          cancelled: 'the request was cancelled',
+        };
+        error = { error: 'ApprovalRequired', message: `needs approval: ${why[approval.outcome]}; ${decision.reason}`, outcome: approval.outcome };
+        run.move('denied');
+        audit('exec_denied', { reason: error.message });
+        return envelope();
+      }
+    }
+
+    // ---- checkpointing (the checkpoint is also the baseline of the change summary)
+    const risky = decision.action === 'allow_with_checkpoint' || decision.action === 'require_approval';
+    const wantCheckpoint = req.checkpoint === 'always' || (req.checkpoint === 'auto' && risky && !req.readonly);
+    if (wantCheckpoint) {
+      run.move('checkpointing');
+      checkpoint = vault.checkpoints.save({ auto: true, prefix: 'exec', description: `before: ${command.text}`.slice(0, 500) });
+    }
+
+    // ---- mounting (with the baseline of the change summary when no checkpoint serves as one)
+    run.move('mounting');
+    dropStaleBaselines(vault);
+    const vfs = new Vfs(vault);
+    if (req.readonly) {
+      if (vfs.stat(vaultCwd).type !== 'directory') throw err.notDir(vaultCwd);
+    } else {
+      if (!checkpoint) baseline = vault.checkpoints.save({ internal: true, prefix: `exec-base-${process.pid}` });
+      vfs.mkdir(vaultCwd, { parents: true });
+    }
+    lease = await leaseMount(deps.home, plan, { keep: req.keep_mount, inProcess: deps.inProcessMounts });
+    mountReused = lease.reused;
+
+    // ---- executing
+    run.move('executing');
+    result = await runCommand({
+      argv: command.argv,
+      cwd: hostCwd,
+      env: childEnv({ clean: req.clean_env, extra: req.env, vault: vaultName, mountpoint: lease.mountpoint, vaultCwd, hostCwd, execId: run.id }),
+      timeoutMs: req.timeout_ms,
+      graceMs: req.grace_ms,
+      maxOutputBytes: req.max_output_bytes,
+      ...(req.stdin !== undefined ? { stdin: req.stdin } : {}),
+      ...(deps.signal ? { signal: deps.signal } : {}),
+      ...(deps.onOutput ? { onOutput: (s, c) => deps.onOutput!(run.id, s, c) } : {}),
+    });
+
+    // ---- settling: every write the command made through the mount is committed, then the lease ends
+    run.move('settling');
+    await lease.barrier();
+    await lease.release();
+    lease = undefined;
+
+    // ---- summarizing
+    run.move('summarizing');
+    const before = checkpoint ?? baseline;
+    if (before) {
+      changes = diffTrees(vault.db, vault.inodes.chunks, { kind: 'checkpoint', id: before.id, name: checkpoint ? before.name : 'before-run' }, { kind: 'live' });
+    }
+    if (baseline) {
+      vault.checkpoints.delete(baseline.name);
+      baseline = undefined;
+    }
+    run.move(result.cancelled ? 'cancelled' : result.timedOut ? 'timed_out' : 'completed');
+    audit('exec_result', {
+      state: run.state,
+      exit_code: result.exitCode,
+      signal: result.signal,
+      duration_ms: result.durationMs,
+      checkpoint: checkpoint?.name ?? null,
+      changes: changes?.totals ?? null,
+    });
+    return envelope();
+  } catch (e) {
+    error = toAvfsError(e).toJSON();
+    if (run.state !== 'failed') run.move('failed');
+    audit('exec_failed', { error: error.error, message: error.message });
+    return envelope();
+  } finally {
+    if (lease) await lease.release().catch(() => undefined);
+    if (baseline) {
+      try {
+        vault?.checkpoints.delete(baseline.name);
+      } catch {
+        /* dropped by a later run */
+      }
+    }
+    vault?.close();
+  }
+
+  async function askApproval(vname: string, vaultCwd: string, d: Decision): Promise<ApprovalRecord> {
+    const request: ApprovalRequest = {
+      id: run.id,
+      vault: vname,
+      command: command.text,
+      cwd: vaultCwd,
+      action: d.action,
+      categories: d.categories,
+      reason: d.reason,
+      rule: d.rule,
+      requested_at: new Date().toISOString(),
+      surface: deps.surface,
+      parts: d.parts,
+      timeout_ms: deps.approver.timeoutMs,
+    };
+    const t0 = performance.now();
+    const ac = new AbortController();
+    const onAbort = () => ac.abort();
+    deps.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const o = await deps.approver.ask(request, ac.signal);
+      return recordOf(run.id, o, Math.round(performance.now() - t0));
+    } finally {
+      deps.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  function envelope(): ExecutionEnvelope {
+    run.timings[run.state] = 0;
+    const total = Math.round(performance.now() - run.started);
+    const r = result;
+    const exitCode = r ? r.exitCode : null;
+    return {
+      schema_version: ENVELOPE_SCHEMA_VERSION,
+      kind: 'proxy_exec_result',
+      id: run.id,
+      success: run.state === 'completed' && exitCode === 0,
+      request: {
+        vault: vaultName ?? (typeof raw.vault === 'string' ? raw.vault : null),
+        cwd,
+        readonly: !!raw.readonly,
+        keep_mount: !!raw.keep_mount,
+        mountpoint: raw.mountpoint ?? null,
+        checkpoint_mode: raw.checkpoint ?? 'auto',
+        command: command.text,
+        command_mode: command.mode,
+        argv: command.argv,
+        timeout: timeoutMs > 0 ? { millis: timeoutMs } : 'none',
+        grace_ms: typeof raw.grace_ms === 'number' ? raw.grace_ms : 0,
+      },
+      result: {
+        vault: vaultName,
+        mountpoint: plannedMountpoint,
+        cwd,
+        command: command.text,
+        exit_code: exitCode,
+        signal: r?.signal ?? null,
+        stdout: r?.stdout.text ?? '',
+        stderr: r?.stderr.text ?? '',
+        stdout_bytes: r?.stdout.bytes ?? 0,
+        stderr_bytes: r?.stderr.bytes ?? 0,
+        stdout_truncated: r?.stdout.truncated ?? false,
+        stderr_truncated: r?.stderr.truncated ?? false,
+        readonly: !!raw.readonly,
+        kept_mounted: r !== undefined && (!!raw.keep_mount || mountReused),
+        mount_reused: mountReused,
+        duration_ms: r?.durationMs ?? 0,
+        total_ms: total,
+        checkpoint: checkpoint?.name ?? null,
+        changed_files: changes ? changedFiles(changes) : [],
+        changes,
+        decision: decision
+          ? { action: decision.action, categories: decision.categories, reason: decision.reason, rule: decision.rule, parts: decision.parts }
+          : null,
+        approval,
+        state: run.state,
+        states: run.states,
+        timings: run.timings,
+        timed_out: r?.timedOut ?? false,
+        cancelled: r?.cancelled ?? false,
+        leftover_processes: r?.leftovers ?? 0,
+        error,
+      },
+    };
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * Process groups on Linux: who is still in one, and signalling all of it. A command runs as the
+ * leader of its own group, so everything it starts (unless it leaves the group on purpose, with
+ * setsid) can be found and stopped.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** Pids whose process group is `pgid` (zombies excluded: they are already dead). */
+export function groupMembers(pgid: number): number[] {
+  const out: number[] = [];
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return out;
+  }
+  for (const name of names) {
+    const c = name.charCodeAt(0);
+    if (c < 48 || c > 57) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    // Fields after the command name (which may hold spaces or parentheses): state ppid pgrp …
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (fields[0] !== 'Z' && Number(fields[2]) === pgid) out.push(Number(name));
+  }
+  return out;
+}
+
+/** Sends `signal` to every process of the group; false when the group is already empty. */
+export function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    throw e;
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Resolves true once the group is empty, or false after `ms`. */
+export async function waitGroupEmpty(pgid: number, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    if (groupMembers(pgid).length === 0) return true;
+    if (Date.now() >= deadline) return false;
+    await sleep(10);
+  }
+}
+
+/** SIGTERM to the whole group, SIGKILL to what is left after `graceMs`; resolves when it is empty. */
+export async function stopGroup(pgid: number, graceMs: number): Promise<void> {
+  if (!signalGroup(pgid, 'SIGTERM')) return;
+  if (await waitGroupEmpty(pgid, graceMs)) return;
+  signalGroup(pgid, 'SIGKILL');
+  await waitGroupEmpty(pgid, 5_000);
+}

@@ -1,0 +1,133 @@
+/**
+ * Runs one command for proxy exec: its own process group, cwd in the mount, stdout and stderr
+ * drained concurrently into bounded captures, a time limit that stops the whole group (SIGTERM,
+ * then SIGKILL after the grace period), and cancellation that does the same. When the command
+ * exits, whatever it left running in its group is stopped too, so nothing outlives the call and
+ * keeps writing into the workspace after its change summary was taken.
+ *
+ * Not execa: its time limit and buffer cap act on the direct child and keep only the head of the
+ * output; here the unit is the process group and the envelope keeps head and tail.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { constants } from 'node:os';
+import { type Captured, HeadTailCapture } from './capture';
+import { closeFds, inputFile, type OutputPipe, outputPipes } from './pipes';
+import { groupMembers, stopGroup } from './processGroup';
+
+export interface RunOptions {
+  argv: string[];
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  /** 0: no limit. */
+  timeoutMs: number;
+  graceMs: number;
+  maxOutputBytes: number;
+  stdin?: string | Buffer;
+  signal?: AbortSignal;
+  /** Each chunk as it arrives (the CLI streams it to a terminal, the host to its clients). */
+  onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void;
+}
+
+export interface RunResult {
+  /** The shell's convention: the exit status, 128+N when killed by signal N, 127 when the program was not found, 126 when it could not run. */
+  exitCode: number;
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+  cancelled: boolean;
+  stdout: Captured;
+  stderr: Captured;
+  durationMs: number;
+  /** Processes of the group still running when the command exited (then stopped). */
+  leftovers: number;
+}
+
+/**
+ * The command starts as `/bin/sh -c 'cd -- "$1" && shift && exec "$@"'`: libuv's spawn waits,
+ * blocking this thread, until the child has changed directory and exec'd its program. When this
+ * process serves the mount itself, a chdir into it (or an exec of a program inside it) would wait
+ * for this very thread to answer FUSE: a deadlock. The shell does both after the spawn returned.
+ */
+export const START_IN_DIR = ['/bin/sh', '-c', 'cd -- "$1" && shift && exec "$@"', 'avfs-exec'];
+
+export async function runCommand(opts: RunOptions): Promise<RunResult> {
+  const out = new HeadTailCapture(opts.maxOutputBytes);
+  const err = new HeadTailCapture(opts.maxOutputBytes);
+  const started = performance.now();
+  const [sh, ...shArgs] = START_IN_DIR;
+  const [stdoutPipe, stderrPipe] = outputPipes(2) as [OutputPipe, OutputPipe];
+  const stdinFd = opts.stdin !== undefined ? inputFile(opts.stdin) : undefined;
+  const childFds = [stdoutPipe.childFd, stderrPipe.childFd, ...(stdinFd !== undefined ? [stdinFd] : [])];
+  let child: ChildProcess;
+  try {
+    child = spawn(sh!, [...shArgs, opts.cwd, ...opts.argv], {
+      cwd: '/',
+      env: opts.env,
+      detached: true,
+      stdio: [stdinFd ?? 'ignore', stdoutPipe.childFd, stderrPipe.childFd],
+    });
+  } finally {
+    // The child has its own copies now; ours would keep the pipes from ever ending.
+    closeFds(childFds);
+  }
+  let timedOut = false;
+  let cancelled = false;
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    if (child.pid !== undefined) stopping ??= stopGroup(child.pid, opts.graceMs);
+  };
+  const timer =
+    opts.timeoutMs > 0
+      ? setTimeout(() => {
+          timedOut = true;
+          stop();
+        }, opts.timeoutMs)
+      : undefined;
+  const onAbort = () => {
+    cancelled = true;
+    stop();
+  };
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
+  if (opts.signal?.aborted) onAbort();
+
+  const drain = (stream: NodeJS.ReadableStream | null, cap: HeadTailCapture, name: 'stdout' | 'stderr') =>
+    new Promise<void>((resolve) => {
+      if (!stream) return resolve();
+      stream.on('data', (d: Buffer) => {
+        cap.push(d);
+        opts.onOutput?.(name, d);
+      });
+      stream.on('close', () => resolve());
+      stream.on('error', () => resolve());
+    });
+  const drained = Promise.all([drain(stdoutPipe.stream, out, 'stdout'), drain(stderrPipe.stream, err, 'stderr')]);
+
+  const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; spawnError?: NodeJS.ErrnoException }>((resolve) => {
+    child.once('error', (e: NodeJS.ErrnoException) => resolve({ code: null, signal: null, spawnError: e }));
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+  });
+  const durationMs = Math.round(performance.now() - started);
+  if (timer) clearTimeout(timer);
+  opts.signal?.removeEventListener('abort', onAbort);
+
+  let leftovers = 0;
+  if (child.pid !== undefined && !exit.spawnError) {
+    leftovers = groupMembers(child.pid).length;
+    if (leftovers > 0) stop();
+    await stopping;
+  }
+  // Once the group is gone only a process that left it (setsid) can hold the pipes open.
+  await Promise.race([drained, new Promise((r) => setTimeout(r, 500))]);
+  stdoutPipe.stream.destroy();
+  stderrPipe.stream.destroy();
+
+  let exitCode: number;
+  if (exit.spawnError) {
+    exitCode = 126;
+    err.push(Buffer.from(`avfs: cannot start ${sh}: ${exit.spawnError.message}\n`));
+  } else if (exit.signal) {
+    exitCode = 128 + (constants.signals[exit.signal] ?? 0);
+  } else {
+    exitCode = exit.code ?? 1;
+  }
+  return { exitCode, signal: exit.signal, timedOut, cancelled, stdout: out.result(), stderr: err.result(), durationMs, leftovers };
+}
