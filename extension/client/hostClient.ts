@@ -257,7 +257,7 @@ export class HostClient {
         const socket = e instanceof StartError ? runningHostSocket(e.output) : undefined;
         if (!socket || stale()) throw e;
         this.options.log.info(`a vault host already serves this home: connecting to its socket ${socket}`);
-        transport = await connectSocket(socket);
+        transport = await connectSocket(socket, (connection) => this.wire(connection));
         hello = await this.hello(transport);
       }
       if (stale()) {
@@ -369,8 +369,8 @@ export class HostClient {
   }
 }
 
-/** Connects to a running host's Unix socket (same protocol as stdio). */
-function connectSocket(path: string): Promise<Transport> {
+/** Connects to a running host's Unix socket (same protocol as stdio); `wire` sets up and starts the connection. */
+function connectSocket(path: string, wire: (connection: rpc.MessageConnection) => void): Promise<Transport> {
   return new Promise((resolve, reject) => {
     const socket: Socket = createConnection(path);
     socket.once('error', (e) => reject(new StartError(`cannot connect to the running host's socket ${path}: ${e.message}`)));
@@ -378,6 +378,7 @@ function connectSocket(path: string): Promise<Transport> {
       const closed = new Promise<string>((r) => socket.once('close', () => r('its socket closed')));
       const connection = rpc.createMessageConnection(new rpc.SocketMessageReader(socket), new rpc.SocketMessageWriter(socket));
       socket.on('error', () => {});
+      wire(connection);
       resolve({
         via: 'socket',
         connection,

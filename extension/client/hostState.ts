@@ -4,9 +4,9 @@
 // bar shows it.
 //
 //   idle ──start──▶ starting ──hello answered──▶ ready ──host exited──▶ restarting ──delay──▶ starting
-//                      │  ▲                        │                       │ (after the last delay)
-//                      │  └────── Restart Host ────┘◀──── Restart Host ── failed ◀─┘
-//                      └──cannot run (runtime)─────────────────────────────▶ failed
+//                      │  ▲                        │  └──exited, restarts used up──▶ failed
+//                      │  └────── Restart Host ────┘◀──── Restart Host ────────── failed
+//                      └──cannot run (runtime), or did not start after the last delay──▶ failed
 //   any state ──dispose──▶ stopped (final)
 
 export type HostState =
@@ -36,8 +36,9 @@ const LEGAL: Record<HostStateName, readonly HostStateName[]> = {
   idle: ['starting', 'stopped'],
   // starting → starting: Restart Host while a start is under way (that start is abandoned).
   starting: ['starting', 'ready', 'restarting', 'failed', 'stopped'],
-  // ready → starting: Restart Host, or a setting the host depends on changed.
-  ready: ['restarting', 'starting', 'stopped'],
+  // ready → starting: Restart Host, or a setting the host depends on changed; ready → failed: it
+  // exited with its restarts used up (it had not stayed up long enough to start them over).
+  ready: ['restarting', 'starting', 'failed', 'stopped'],
   restarting: ['starting', 'stopped'],
   failed: ['starting', 'stopped'],
   stopped: [],

@@ -33,6 +33,7 @@ test('only legal transitions are allowed; stopped is final', () => {
   assert.equal(transition(starting, ready(1)).name, 'ready');
   assert.equal(transition(ready(1), { name: 'restarting', attempt: 1, delayMs: 1000, reason: 'x' }).name, 'restarting');
   assert.equal(transition({ name: 'failed', reason: 'x' }, starting), starting);
+  assert.equal(transition(ready(1, 3), afterCrash(3, 'killed')).name, 'failed');
   assert.throws(() => transition(idle, ready(1)), IllegalTransitionError);
   assert.throws(() => transition({ name: 'restarting', attempt: 1, delayMs: 1000, reason: 'x' }, ready(1)), IllegalTransitionError);
   for (const to of [idle, starting, ready(1), { name: 'failed', reason: 'x' } as HostState]) {

@@ -48,7 +48,7 @@ const info = (quotas: Partial<VaultInfo['quotas']> = {}): VaultInfo => ({
   forks: [],
   checkpoints: ['a', 'b'],
 });
-const mount = { vault: 'demo', mountpoint: '/home/u/.avfs/mnt/demo', readonly: false, pid: 1, started: '', state: 'ready', live: true };
+const mount = { vault: 'demo', mountpoint: '/home/u/.avfs/mnt/demo', readonly: false, allow_other: false, pid: 1, started: '', state: 'ready', live: true };
 
 test("a vault's description shows its size against the size quota, its files, and whether it is mounted", () => {
   assert.equal(vaultDescription(info(), undefined), '1.5 MiB · 14 files');
