@@ -24,7 +24,7 @@ const factories: Record<string, (ctx: Ctx) => Command> = {
       const name = await askVaultName(ctx, 'Name of the new vault', '');
       if (!name) return;
       await withProgress(`Creating vault ${name}…`, () => ctx.host.request('vault/create', { name }));
-      ctx.tree.refresh();
+      ctx.tree.refresh({ vault: name, files: false, checkpoints: false });
     }),
 
   'avfs.forkVault': (ctx) => (arg) =>
@@ -34,7 +34,7 @@ const factories: Record<string, (ctx: Ctx) => Command> = {
       const name = await askVaultName(ctx, `Name of the fork of ${source} (a task copy: it costs metadata only)`, `${source}-fork`);
       if (!name) return;
       await withProgress(`Forking ${source} as ${name}…`, () => ctx.host.request('vault/fork', { source, name }));
-      ctx.tree.refresh();
+      ctx.tree.refresh({ vault: name, files: false, checkpoints: false });
     }),
 
   'avfs.deleteVault': (ctx) => (arg) =>
@@ -50,7 +50,7 @@ const factories: Record<string, (ctx: Ctx) => Command> = {
       const pick = await vscode.window.showWarningMessage(message, { modal: true, detail }, info && info.forks.length > 0 ? flatten : 'Delete');
       if (!pick) return;
       await withProgress(`Deleting vault ${name}…`, () => ctx.host.request('vault/delete', { name, flatten: pick === flatten }, { timeoutMs: LONG_MS }));
-      ctx.tree.refresh();
+      ctx.tree.refresh({ vault: name, files: false, checkpoints: false });
     }),
 
   'avfs.checkpointNow': (ctx) => (arg) =>
@@ -59,7 +59,7 @@ const factories: Record<string, (ctx: Ctx) => Command> = {
       if (!vault) return;
       const cp = await vscode.window.withProgress({ location: { viewId: 'avfs.vaults' } }, () => ctx.host.request('checkpoint/save', { vault }, { timeoutMs: LONG_MS }));
       vscode.window.setStatusBarMessage(`$(check) Checkpoint ${cp.name} of ${vault} saved (${plural(cp.file_count, 'entry', 'entries')})`, 5000);
-      ctx.tree.refresh();
+      ctx.tree.refresh({ vault, files: false, checkpoints: true });
     }),
 
   'avfs.restoreCheckpoint': (ctx) => (arg) =>
@@ -125,7 +125,7 @@ const factories: Record<string, (ctx: Ctx) => Command> = {
       const detail = 'Files are not changed. The space only this checkpoint used is freed by the next garbage collection (avfs gc).';
       if ((await vscode.window.showWarningMessage(`Delete checkpoint "${cp.name}" of vault "${cp.vault}"?`, { modal: true, detail }, 'Delete')) !== 'Delete') return;
       await ctx.host.request('checkpoint/delete', { vault: cp.vault, name: cp.name });
-      ctx.tree.refresh();
+      ctx.tree.refresh({ vault: cp.vault, files: false, checkpoints: true });
     }),
 
   'avfs.mountVault': (ctx) => (arg) =>
@@ -147,7 +147,7 @@ const factories: Record<string, (ctx: Ctx) => Command> = {
         return;
       }
       await withProgress(`Unmounting ${vault}…`, () => ctx.host.request('mount/unmount', { mountpoint: mount.mountpoint }, { timeoutMs: LONG_MS }));
-      ctx.tree.refresh();
+      ctx.tree.refresh({ vault, files: false, checkpoints: false });
     }),
 
   'avfs.openTerminal': (ctx) => (arg) =>
@@ -179,7 +179,7 @@ const factories: Record<string, (ctx: Ctx) => Command> = {
       if (text === undefined) return;
       if (text.trim() === '') await ctx.host.request('quota/clear', { vault, key: item.key });
       else await ctx.host.request('quota/set', { vault, key: item.key, value: Number(text.trim()) });
-      ctx.tree.refresh();
+      ctx.tree.refresh({ vault, files: false, checkpoints: false });
     }),
 
   'avfs.copyPath': (ctx) => (arg) =>
@@ -232,7 +232,7 @@ async function restore(ctx: Ctx, vault: string, name: string, force = false): Pr
     const done = await withProgress(`Restoring ${vault} to ${name}…`, () =>
       ctx.host.request('checkpoint/restore', { vault, name, force }, { timeoutMs: LONG_MS }),
     );
-    ctx.tree.refresh();
+    ctx.tree.refresh({ vault, files: true, checkpoints: true });
     const pick = await vscode.window.showInformationMessage(
       `Vault ${vault} restored to checkpoint ${name}; the tree before it is saved as checkpoint ${done.undo_checkpoint}.`,
       'Undo',
@@ -250,7 +250,7 @@ async function restore(ctx: Ctx, vault: string, name: string, force = false): Pr
 
 async function mountVault(ctx: Ctx, vault: string): Promise<string> {
   const mount = await withProgress(`Mounting ${vault}…`, () => ctx.host.request('mount/mount', { vault }, { timeoutMs: LONG_MS }));
-  ctx.tree.refresh();
+  ctx.tree.refresh({ vault, files: false, checkpoints: false });
   return mount.mountpoint;
 }
 

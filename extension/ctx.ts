@@ -47,8 +47,9 @@ export class Ctx implements vscode.Disposable {
       vscode.workspace.registerFileSystemProvider(CHECKPOINT_SCHEME, new CheckpointFileSystem(this.host), { isCaseSensitive: true, isReadonly: true }),
       this.host.onDidChangeState((state) => this.onHostState(state)),
       this.host.onVaultChanged((event) => {
-        this.vaultFs.fire(impactOf(event));
-        this.tree.refresh();
+        const impact = impactOf(event);
+        this.vaultFs.fire(impact);
+        this.tree.refresh({ vault: impact.vault, files: impact.files.length > 0 || impact.wholeTree, checkpoints: impact.checkpoints });
       }),
       vscode.workspace.onDidChangeConfiguration((e) => {
         // A host that has not started yet will read the new settings when it does.

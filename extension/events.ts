@@ -16,6 +16,8 @@ export interface ChangeImpact {
   files: FileChange[];
   /** Anything in the vault may have changed: re-read every open file of it and its root. */
   wholeTree: boolean;
+  /** A checkpoint was saved, restored or deleted: the vault's checkpoint list changed. */
+  checkpoints: boolean;
 }
 
 /** Journal operations that replace more than the paths they name. */
@@ -57,7 +59,8 @@ export function impactOf(event: VaultChanged): ChangeImpact {
   }
   // A deleted vault: everything under its root is gone.
   if (event.kind === 'deleted') files.push({ kind: 'deleted', path: '/' });
-  return { vault: event.vault, files: dedupe(files), wholeTree };
+  const checkpoints = event.kind === 'checkpoints' || event.changes.some((c) => c.op.startsWith('checkpoint_'));
+  return { vault: event.vault, files: dedupe(files), wholeTree, checkpoints };
 }
 
 /** One entry per path, the last kind winning (a file created then written is "created"; deleted then created is "created"). */

@@ -131,3 +131,34 @@ export function sortEntries(entries: readonly DirEntry[]): DirEntry[] {
 function compareNames(a: string, b: string): number {
   return a.localeCompare(b, 'en', { numeric: true, sensitivity: 'base' }) || (a < b ? -1 : a > b ? 1 : 0);
 }
+
+/** What the view shows of the vaults, as read from the host at one moment. */
+export interface ViewData {
+  vaults: readonly VaultSummary[];
+  infos: ReadonlyMap<string, VaultInfo>;
+  mounts: ReadonlyMap<string, MountInfo>;
+}
+
+/**
+ * What changed between two reads: `list` when vaults came, went, or moved in the forest (the whole
+ * view is redrawn), else the vaults whose rows read differently (each redrawn with what is under it).
+ * Redrawing less than everything matters: VS Code forgets the nodes under what it redraws until it
+ * has fetched them again, and an inline action clicked in that moment reaches its command without
+ * its node.
+ */
+export function viewChanges(before: ViewData, after: ViewData): { list: boolean; vaults: string[] } {
+  const shape = (d: ViewData) =>
+    JSON.stringify(
+      [...d.vaults]
+        .map((v) => [v.name, v.status, v.status === 'ok' ? v.parent : null, d.infos.has(v.name)])
+        .sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
+    );
+  if (shape(before) !== shape(after)) return { list: true, vaults: [] };
+  const row = (d: ViewData, name: string) => {
+    const info = d.infos.get(name);
+    const summary = d.vaults.find((v) => v.name === name);
+    const mount = d.mounts.get(name);
+    return JSON.stringify([summary, info && { ...info, checkpoints: info.checkpoints.length }, mount?.mountpoint, mount?.readonly]);
+  };
+  return { list: false, vaults: after.vaults.map((v) => v.name).filter((name) => row(before, name) !== row(after, name)) };
+}

@@ -19,6 +19,8 @@ import {
   sortEntries,
   type TreeNode,
   vaultDescription,
+  type ViewData,
+  viewChanges,
   vaultForest,
   type VaultForest,
   vaultTooltip,
@@ -29,11 +31,14 @@ export const VAULTS_VIEW = 'avfs.vaults';
 export const NO_VAULTS_CONTEXT = 'avfs.noVaults';
 
 /** What the view knows about the vaults: read once per refresh, shared by every node it shows. */
-export interface Snapshot {
+export interface Snapshot extends ViewData {
   forest: VaultForest;
   infos: Map<string, VaultInfo>;
   mounts: Map<string, MountInfo>;
 }
+
+/** What a refresh is asked to look at again: everything, or these vaults' files or checkpoints. */
+export type RefreshHint = { vault: string; files: boolean; checkpoints: boolean } | undefined;
 
 /** Host events come in bursts (an agent writing files): one re-read per burst. */
 const REFRESH_DEBOUNCE_MS = 100;
@@ -49,6 +54,12 @@ export class VaultTree implements vscode.TreeDataProvider<TreeNode>, vscode.Disp
   private readonly checkpointInfo = new Map<string, CheckpointInfo>();
   private readonly entryInfo = new Map<string, DirEntry>();
   private refreshTimer: NodeJS.Timeout | undefined;
+  private refreshAll = false;
+  private readonly dirtyFiles = new Set<string>();
+  private readonly dirtyCheckpoints = new Set<string>();
+  /** getChildren calls under way, and when the last one ended (settled() waits for a quiet view). */
+  private fetching = 0;
+  private lastFetch = 0;
 
   constructor(
     private readonly host: HostClient,
@@ -57,13 +68,47 @@ export class VaultTree implements vscode.TreeDataProvider<TreeNode>, vscode.Disp
     this.view = vscode.window.createTreeView(VAULTS_VIEW, { treeDataProvider: this, showCollapseAll: true });
   }
 
-  /** Re-reads the vaults and redraws the view (soon: calls within a burst make one re-read). */
-  refresh(): void {
+  /**
+   * Re-reads the vaults soon (calls within a burst make one re-read) and redraws what changed:
+   * with no hint, everything; with a hint (a host event), the vaults whose rows changed and the
+   * files or checkpoints the event names.
+   */
+  refresh(hint?: RefreshHint): void {
+    if (!hint) this.refreshAll = true;
+    else {
+      if (hint.files) this.dirtyFiles.add(hint.vault);
+      if (hint.checkpoints) this.dirtyCheckpoints.add(hint.vault);
+    }
     clearTimeout(this.refreshTimer);
-    this.refreshTimer = setTimeout(() => {
-      this.loading = undefined;
-      this.emitter.fire(undefined);
-    }, REFRESH_DEBOUNCE_MS);
+    this.refreshTimer = setTimeout(() => void this.redraw(), REFRESH_DEBOUNCE_MS);
+  }
+
+  /** Resolves once no refresh is pending and VS Code has stopped asking for nodes for a moment. */
+  async settled(quietMs = 250): Promise<void> {
+    while (this.refreshTimer || this.fetching > 0 || Date.now() - this.lastFetch < quietMs) await new Promise((r) => setTimeout(r, 50));
+  }
+
+  private async redraw(): Promise<void> {
+    this.refreshTimer = undefined;
+    const [all, files, checkpoints] = [this.refreshAll, [...this.dirtyFiles], [...this.dirtyCheckpoints]];
+    this.refreshAll = false;
+    this.dirtyFiles.clear();
+    this.dirtyCheckpoints.clear();
+    const before = this.last;
+    this.loading = undefined;
+    let after: Snapshot | undefined;
+    try {
+      after = await this.snapshot();
+    } catch {
+      // The view shows why (welcome content); getChildren logs it.
+    }
+    if (all || !before || !after) return this.emitter.fire(undefined);
+    const changes = viewChanges(before, after);
+    if (changes.list) return this.emitter.fire(undefined);
+    const redrawn = new Set(changes.vaults);
+    for (const vault of redrawn) this.emitter.fire(this.node({ kind: 'vault', vault }));
+    for (const vault of files) if (!redrawn.has(vault) && after.infos.has(vault)) this.emitter.fire(this.node({ kind: 'files', vault }));
+    for (const vault of checkpoints) if (!redrawn.has(vault) && after.infos.has(vault)) this.emitter.fire(this.node({ kind: 'checkpoints', vault }));
   }
 
   /** The vaults as last read (reading them now if the view has not yet). */
@@ -81,6 +126,7 @@ export class VaultTree implements vscode.TreeDataProvider<TreeNode>, vscode.Disp
   }
 
   async getChildren(node?: TreeNode): Promise<TreeNode[]> {
+    this.fetching++;
     try {
       return await this.children(node);
     } catch (e) {
@@ -88,6 +134,9 @@ export class VaultTree implements vscode.TreeDataProvider<TreeNode>, vscode.Disp
       this.log.warn(`Vaults view: ${node ? nodeId(node).replace(/\n/g, ' ') : 'vault list'}: ${errorMessage(e)}`);
       if (!node) void vscode.commands.executeCommand('setContext', NO_VAULTS_CONTEXT, false);
       return [];
+    } finally {
+      this.fetching--;
+      this.lastFetch = Date.now();
     }
   }
 
@@ -252,7 +301,7 @@ export class VaultTree implements vscode.TreeDataProvider<TreeNode>, vscode.Disp
         }
       }),
     );
-    const snap: Snapshot = { forest: vaultForest(vaults), infos, mounts: new Map(mounts.map((m) => [m.vault, m])) };
+    const snap: Snapshot = { vaults, forest: vaultForest(vaults), infos, mounts: new Map(mounts.map((m) => [m.vault, m])) };
     this.last = snap;
     return snap;
   }

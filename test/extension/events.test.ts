@@ -44,7 +44,8 @@ test('a restore, an import, a truncated batch or a deleted vault means the whole
   assert.deepEqual(deleted.files, [{ kind: 'deleted', path: '/' }]);
   // A checkpoint saved changes no file.
   const saved = impactOf({ vault: 'v', kind: 'checkpoints', truncated: false, changes: [change('checkpoint_save', null)] });
-  assert.deepEqual(saved, { vault: 'v', files: [], wholeTree: false });
+  assert.deepEqual(saved, { vault: 'v', files: [], wholeTree: false, checkpoints: true });
+  assert.equal(impactOf({ vault: 'v', kind: 'files', truncated: false, changes: [change('write', '/a')] }).checkpoints, false);
 });
 
 test('a path deleted and created again in one batch ends as created', () => {

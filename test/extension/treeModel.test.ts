@@ -9,6 +9,7 @@ import {
   nodeId,
   sortEntries,
   vaultDescription,
+  viewChanges,
   vaultForest,
   vaultTooltip,
 } from '../../extension/views/treeModel';
@@ -97,4 +98,21 @@ test('node ids are distinct across kinds and vaults; context values are what the
   assert.equal(contextValue({ kind: 'vault', vault: 'a' }, 'unreadable'), 'vault.unreadable');
   assert.equal(contextValue({ kind: 'entry', vault: 'a', path: '/d', type: 'directory' }), 'directory');
   assert.equal(contextValue({ kind: 'checkpoint', vault: 'a', name: 'x' }), 'checkpoint');
+});
+
+test('a re-read redraws the whole view only when vaults came, went or moved; otherwise only the rows that read differently', () => {
+  const data = (vaults: VaultSummary[], mounted: string[] = []) => ({
+    vaults,
+    infos: new Map(vaults.filter((v) => v.status === 'ok').map((v) => [v.name, { ...info(), ...v } as VaultInfo])),
+    mounts: new Map(mounted.map((name) => [name, { ...mount, vault: name }])),
+  });
+  const a = summary('a');
+  const b = summary('b');
+  const before = data([a, b]);
+  assert.deepEqual(viewChanges(before, data([a, b])), { list: false, vaults: [] });
+  assert.deepEqual(viewChanges(before, data([a, { ...b, size: 9999 }])), { list: false, vaults: ['b'] });
+  assert.deepEqual(viewChanges(before, data([a, b], ['a'])), { list: false, vaults: ['a'] });
+  assert.deepEqual(viewChanges(before, data([a])), { list: true, vaults: [] });
+  assert.deepEqual(viewChanges(before, data([a, b, summary('c')])), { list: true, vaults: [] });
+  assert.deepEqual(viewChanges(before, data([a, { ...b, parent: 'a' }])), { list: true, vaults: [] });
 });

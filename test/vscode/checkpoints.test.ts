@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'mocha';
 import * as vscode from 'vscode';
 import type { AvfsTestApi } from '../../extension/extension';
-import { avfs, avfsJson, hostReady, tidyWindow, uniqueName, until } from './helpers';
-import { notification, PART, requireUi, row, rowScope, ui } from './ui';
+import { answerNextModal, avfs, avfsJson, hostReady, reveal, tidyWindow, uniqueName, until } from './helpers';
+import { notification, PART, requireUi, selectedRow, ui } from './ui';
 
 const EDITOR_TEXT = '.editor-group-container.active .monaco-editor .view-lines';
 
@@ -23,9 +23,8 @@ async function changedSince(prefix: string): Promise<{ api: AvfsTestApi; vault: 
   return { api, vault };
 }
 
-async function revealCheckpoint(api: AvfsTestApi, vault: string, name: string): Promise<void> {
-  await vscode.commands.executeCommand('workbench.view.extension.avfs');
-  await api.tree.view.reveal(api.tree.node({ kind: 'checkpoint', vault, name }), { select: true, focus: true });
+function revealCheckpoint(api: AvfsTestApi, vault: string, name: string): Promise<void> {
+  return reveal(api, { kind: 'checkpoint', vault, name });
 }
 
 describe('Checkpoints', () => {
@@ -37,14 +36,25 @@ describe('Checkpoints', () => {
     const editor = await vscode.window.showTextDocument(vscode.Uri.parse(`avfs://${vault}/app.py`));
     assert.equal(editor.document.getText(), 'print("version two")\n');
     await revealCheckpoint(api, vault, 'base');
-    await ui('contextMenu', row('base'));
+    const modal = answerNextModal('Restore');
+    await ui('contextMenu', { css: selectedRow('base') });
     await ui('click', { role: 'menuitem', name: 'Restore Checkpoint…', within: '.context-view' });
-    const dialog = await ui('visible', { css: '.monaco-dialog-box' });
-    assert.match(dialog, new RegExp(`Restore vault "${vault}" to checkpoint "base"\\? The work done since then will be lost\\.`));
-    assert.match(dialog, /1 file changed since then lose those changes: \/app\.py/);
-    assert.match(dialog, /1 path created since then will be deleted: \/new\.txt/);
-    assert.match(dialog, /1 path deleted since then come back: \/old\.txt/);
-    await ui('click', { role: 'button', name: 'Restore', exact: true, within: '.monaco-dialog-box' });
+    const asked = await modal;
+    assert.equal(asked.message, `Restore vault "${vault}" to checkpoint "base"? The work done since then will be lost.`);
+    assert.deepEqual(asked.buttons, ['Restore']);
+    assert.equal(
+      asked.detail,
+      [
+        '1 file changed since then lose those changes:',
+        '  /app.py',
+        '1 path created since then will be deleted:',
+        '  /new.txt',
+        '1 path deleted since then come back:',
+        '  /old.txt',
+        '',
+        'The current tree is saved first as an automatic checkpoint, so this restore can be undone.',
+      ].join('\n'),
+    );
     await until('the editor back at the checkpoint', () => editor.document.getText() === 'print("version one")\n');
     assert.match(await ui('visible', { css: EDITOR_TEXT }), /version one/);
     assert.equal((await avfs(['--vault', vault, 'cat', '/old.txt'])).stdout, 'old\n');
@@ -56,10 +66,10 @@ describe('Checkpoints', () => {
     requireUi(this);
     const { api, vault } = await changedSince('compare');
     await revealCheckpoint(api, vault, 'base');
-    await ui('hover', row('base'));
-    await ui('click', { role: 'button', name: 'Compare with Current', within: rowScope('base') });
-    const title = `${vault}: base ↔ Current`;
-    await until('the diff editor', () => vscode.window.tabGroups.activeTabGroup.activeTab?.label === title);
+    await ui('hover', { css: selectedRow('base') });
+    await ui('click', { role: 'button', name: 'Compare with Current', within: selectedRow('base') });
+    // The multi-file diff editor adds the number of files to the title.
+    await until('the diff editor', () => vscode.window.tabGroups.activeTabGroup.activeTab?.label === `${vault}: base ↔ Current (3 files)`);
     const editor = await ui('visible', { css: `${PART.editor} .multiDiffEditor` });
     for (const name of ['app.py', 'new.txt', 'old.txt']) assert.ok(editor.includes(name), `${name} in ${editor}`);
     await until('both sides of app.py', async () => {

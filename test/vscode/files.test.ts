@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'mocha';
 import * as vscode from 'vscode';
-import { avfs, avfsJson, hostReady, tidyWindow, uniqueName, until } from './helpers';
-import { notification, requireUi, row, ui } from './ui';
+import { avfs, avfsJson, hostReady, reveal, tidyWindow, uniqueName, until } from './helpers';
+import { notification, requireUi, selectedRow, ui } from './ui';
 
 const EDITOR_TEXT = '.editor-group-container.active .monaco-editor .view-lines';
 
@@ -67,9 +67,8 @@ describe('Vault files in the editor', () => {
     requireUi(this);
     const api = await hostReady();
     const { vault, uri } = await vaultWithFile('browse', '/docs/guide.md', '# Guide\n');
-    await vscode.commands.executeCommand('workbench.view.extension.avfs');
-    await api.tree.view.reveal(api.tree.node({ kind: 'entry', vault, path: '/docs/guide.md', type: 'file' }), { select: true });
-    await ui('click', row('guide.md'));
+    await reveal(api, { kind: 'entry', vault, path: '/docs/guide.md', type: 'file' });
+    await ui('click', { css: selectedRow('guide.md') });
     await until('the file open in the editor', () => vscode.window.activeTextEditor?.document.uri.toString() === uri.toString());
     assert.match(await ui('visible', { css: EDITOR_TEXT }), /# Guide/);
   });

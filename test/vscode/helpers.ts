@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { HostState } from '../../extension/client/hostState';
 import type { AvfsTestApi } from '../../extension/extension';
+import type { TreeNode } from '../../extension/views/treeModel';
 
 export const EXTENSION_ID = 'agentvfs.agentvfs-vscode';
 
@@ -102,4 +103,53 @@ export async function tidyWindow(): Promise<void> {
   await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   await vscode.commands.executeCommand('notifications.clearAll');
   await vscode.commands.executeCommand('notifications.hideList');
+}
+
+/**
+ * Shows `fields`'s node in the Vaults view (its ancestors expanded) and selects it. The view learns
+ * of a vault the CLI just made from the host's event, a moment later: until then VS Code cannot
+ * resolve the node, so this retries.
+ */
+export async function reveal(api: AvfsTestApi, fields: TreeNode, options: { expand?: boolean; select?: boolean } = {}): Promise<void> {
+  await vscode.commands.executeCommand('workbench.view.extension.avfs');
+  let last: unknown;
+  for (const end = Date.now() + 15_000; Date.now() < end; await new Promise((r) => setTimeout(r, 200))) {
+    await api.tree.settled();
+    try {
+      await api.tree.view.reveal(api.tree.node(fields), { select: options.select ?? true, focus: options.select ?? true, expand: options.expand ?? false });
+      // A row is what a person clicks: wait until VS Code has drawn what the reveal opened.
+      await api.tree.settled();
+      return;
+    } catch (e) {
+      last = e;
+    }
+  }
+  throw last;
+}
+
+export interface ModalSeen {
+  message: string;
+  detail: string | undefined;
+  buttons: string[];
+}
+
+/**
+ * Answers the extension's next modal confirmation with `answer` (undefined: Cancel) and returns
+ * what it said. While extension tests run, VS Code refuses to show modal dialogs at all
+ * ("DialogService: refused to show dialog in tests"), so this one edge of the vscode API is
+ * answered here; everything else the test does goes through the real window.
+ */
+export function answerNextModal(answer: string | undefined): Promise<ModalSeen> {
+  const window = vscode.window as unknown as { showWarningMessage: (...args: unknown[]) => Thenable<unknown> };
+  const real = window.showWarningMessage;
+  return new Promise((resolve) => {
+    window.showWarningMessage = (message: unknown, ...rest: unknown[]) => {
+      const options = rest[0] as vscode.MessageOptions | undefined;
+      if (typeof message !== 'string' || !options?.modal) return real.call(vscode.window, message, ...rest);
+      window.showWarningMessage = real;
+      const buttons = rest.slice(1).map((b) => (typeof b === 'string' ? b : (b as vscode.MessageItem).title));
+      resolve({ message, detail: options.detail, buttons });
+      return Promise.resolve(answer);
+    };
+  });
 }

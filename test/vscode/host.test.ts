@@ -26,7 +26,7 @@ describe('The vault host', () => {
     assert.equal(status.pid, ready.pid);
     assert.ok(status.clients.some((c) => c.kind === 'vscode' && c.name.startsWith('VS Code')), JSON.stringify(status.clients));
     await ui('hover', statusItem('ready'));
-    const tooltip = await ui('visible', { css: '.monaco-hover-content' });
+    const tooltip = await ui('visible', { css: '.monaco-hover-content:has-text("AVFS vault host")' });
     assert.match(tooltip, new RegExp(`Vault host ${ready.version} \\(pid ${ready.pid}\\)`));
     assert.match(tooltip, /Open Logs · Restart Host/);
   });
@@ -55,7 +55,7 @@ describe('The vault host', () => {
     const api = await hostReady();
     const before = readyState(api).pid;
     await ui('hover', statusItem('ready'));
-    await ui('click', { role: 'link', name: 'Restart Host', within: '.monaco-hover-content' });
+    await ui('click', { role: 'link', name: 'Restart Host', within: '.monaco-hover-content:has-text("AVFS vault host")' });
     await until('a new host', () => api.host.state.name === 'ready' && readyState(api).pid !== before, 30_000);
   });
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'mocha';
 import * as vscode from 'vscode';
 import type { AvfsTestApi } from '../../extension/extension';
-import { avfs, hostReady, tidyWindow, until } from './helpers';
+import { avfs, hostReady, reveal, tidyWindow, until } from './helpers';
 import { PART, requireUi, row, ui } from './ui';
 
 describe('README pictures', () => {
@@ -46,29 +46,40 @@ describe('README pictures', () => {
 
   after(async () => {
     await tidyWindow();
+    if (sideBarWidth) await ui('resizeSideBar', { width: sideBarWidth });
     if (!home) return;
     await vscode.workspace.getConfiguration('avfs').update('home', undefined, vscode.ConfigurationTarget.Global);
     await until('the run home again', () => api.host.state.name === 'ready' && api.host.state.home !== home, 30_000);
     rmSync(home, { recursive: true, force: true });
   });
 
+  let sideBarWidth: number | undefined;
+
+  /** A wider side bar (the rows' descriptions show whole), the mouse out of the way, nothing hovering. */
+  async function frame(): Promise<void> {
+    sideBarWidth ??= await ui('resizeSideBar', { width: 520 });
+    await ui('moveMouse', { x: 900, y: 500 });
+    await ui('press', { key: 'Escape' });
+    await api.tree.settled();
+  }
+
   it('the Vaults view: vaults, a fork, files and checkpoints', async () => {
-    await vscode.commands.executeCommand('workbench.view.extension.avfs');
-    const node = api.tree.node.bind(api.tree);
-    await api.tree.view.reveal(node({ kind: 'entry', vault: 'web-app', path: '/src/util.py', type: 'file' }), { select: false, expand: true });
-    await api.tree.view.reveal(node({ kind: 'checkpoint', vault: 'web-app', name: 'scaffold' }), { select: false });
-    await api.tree.view.reveal(node({ kind: 'vault', vault: 'web-app-try-async' }), { select: false });
+    await reveal(api, { kind: 'entry', vault: 'web-app', path: '/src/util.py', type: 'file' }, { select: false });
+    await reveal(api, { kind: 'checkpoint', vault: 'web-app', name: 'scaffold' }, { select: false });
+    await reveal(api, { kind: 'vault', vault: 'web-app-try-async' }, { select: false });
     await vscode.window.showTextDocument(vscode.Uri.parse('avfs://web-app/src/util.py'));
-    await api.tree.view.reveal(node({ kind: 'entry', vault: 'web-app', path: '/src/util.py', type: 'file' }), { select: true, focus: true });
+    await reveal(api, { kind: 'entry', vault: 'web-app', path: '/src/util.py', type: 'file' });
     for (const label of ['web-app', 'web-app-try-async', 'docs-site', 'scaffold', 'add-cli', 'util.py']) await ui('visible', row(label));
+    await frame();
     await ui('screenshot', { name: 'vaults-tree' });
   });
 
   it('a checkpoint against the current tree, in the multi-file diff editor', async () => {
-    await api.tree.view.reveal(api.tree.node({ kind: 'checkpoint', vault: 'web-app', name: 'scaffold' }), { select: true, focus: true });
+    await reveal(api, { kind: 'checkpoint', vault: 'web-app', name: 'scaffold' });
     await ui('click', row('scaffold'));
-    await until('the diff editor', () => vscode.window.tabGroups.activeTabGroup.activeTab?.label === 'web-app: scaffold ↔ Current');
+    await until('the diff editor', () => vscode.window.tabGroups.activeTabGroup.activeTab?.label.startsWith('web-app: scaffold ↔ Current') === true);
     await until('its text', async () => (await ui('texts', { css: `${PART.editor} .multiDiffEditor .view-lines` })).join('\n').includes('Greets someone'));
+    await ui('moveMouse', { x: 900, y: 700 });
     await ui('screenshot', { name: 'checkpoint-diff' });
   });
 });

@@ -90,3 +90,12 @@ export function row(label: string): { role: 'treeitem'; pattern: string; within:
 export function rowScope(label: string): string {
   return `${PART.sideBar} .monaco-list-row[aria-label="${label}"], ${PART.sideBar} .monaco-list-row[aria-label^="${label} "]`;
 }
+
+/**
+ * The selected row of the side bar's tree labelled `label`, as a CSS selector (a target, or the
+ * scope of its inline buttons). reveal() selects the row it shows: this tells apart rows with the
+ * same label under different vaults (two vaults' checkpoints, two "Files" nodes).
+ */
+export function selectedRow(label: string): string {
+  return `${PART.sideBar} .monaco-list-row.selected[aria-label^="${label} "]`;
+}

@@ -78,6 +78,21 @@ export const uiSteps = {
     const items = await menu.getByRole('menuitem').allInnerTexts();
     return items.map((s) => s.split('\n')[0]!.trim()).filter(Boolean);
   },
+  /** Drags the side bar's edge until it is `width` pixels wide, as a person resizes it; returns the width it had. */
+  async resizeSideBar(ctx: StepContext, args: { width: number }): Promise<number> {
+    const box = await ctx.page.locator('#workbench\\.parts\\.sidebar').boundingBox();
+    if (!box) throw new Error('the side bar is not shown');
+    const y = box.y + box.height / 2;
+    await ctx.page.mouse.move(box.x + box.width + 1, y);
+    await ctx.page.mouse.down();
+    await ctx.page.mouse.move(box.x + args.width, y, { steps: 5 });
+    await ctx.page.mouse.up();
+    return Math.round(box.width);
+  },
+  /** Moves the mouse to a point of the window (away from anything, so no hover stays open). */
+  async moveMouse(ctx: StepContext, args: { x: number; y: number }): Promise<void> {
+    await ctx.page.mouse.move(args.x, args.y);
+  },
   /** Presses a key or chord on the focused element (Playwright names: "Control+S", "Escape", "End"). */
   async press(ctx: StepContext, args: { key: string }): Promise<void> {
     await ctx.page.keyboard.press(args.key);
