@@ -50,12 +50,12 @@ if (!existsSync(join(home, 'vaults', 'demo.avfs'))) {
   say(`using the demo vaults in ${home} (--fresh makes them again)`);
 }
 
-// A workspace whose folder is the demo vault itself (served by the extension's file system), and
-// which opens the AVFS view on start.
+// A workspace whose folder is the demo vault itself (served by the extension's file system), which
+// opens the AVFS view and the vault's README on start.
 const workspace = join(dir, 'demo.code-workspace');
 writeFileSync(
   workspace,
-  `${JSON.stringify({ folders: [{ uri: 'avfs://demo/', name: 'demo (vault)' }], settings: { 'avfs.showViewOnStartup': true } }, null, 2)}\n`,
+  `${JSON.stringify({ folders: [{ uri: 'avfs://demo/', name: 'demo (vault)' }], settings: { 'avfs.showViewOnStartup': true, 'workbench.startupEditor': 'readme' } }, null, 2)}\n`,
 );
 
 const server = await startCodeServer({

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'mocha';
 import * as vscode from 'vscode';
 import { avfs, avfsJson, hostReady, reveal, tidyWindow, uniqueName, until } from './helpers';
-import { notification, requireUi, selectedRow, ui } from './ui';
+import { notification, PART, requireUi, selectedRow, ui } from './ui';
 
 const EDITOR_TEXT = '.editor-group-container.active .monaco-editor .view-lines';
 
@@ -71,6 +71,28 @@ describe('Vault files in the editor', () => {
     await ui('click', { css: selectedRow('guide.md') });
     await until('the file open in the editor', () => vscode.window.activeTextEditor?.document.uri.toString() === uri.toString());
     assert.match(await ui('visible', { css: EDITOR_TEXT }), /# Guide/);
+  });
+
+  it('Add Vault to Workspace opens the vault as a workspace folder, browsed in the Explorer through the file system', async function () {
+    requireUi(this);
+    const api = await hostReady();
+    const { vault } = await vaultWithFile('folder', '/src/main.py', 'print(1)\n');
+    const before = vscode.workspace.workspaceFolders?.length ?? 0;
+    await reveal(api, { kind: 'vault', vault });
+    await ui('contextMenu', { css: selectedRow(vault) });
+    await ui('click', { role: 'menuitem', name: 'Add Vault to Workspace', within: '.context-view' });
+    await until('the new folder', () => (vscode.workspace.workspaceFolders?.length ?? 0) === before + 1);
+    const folder = vscode.workspace.workspaceFolders![before]!;
+    try {
+      assert.equal(folder.uri.toString(), `avfs://${vault}/`);
+      assert.equal(folder.name, `${vault} (vault)`);
+      await vscode.commands.executeCommand('workbench.view.explorer');
+      await ui('expand', { role: 'treeitem', pattern: `^${vault} \\(vault\\)`, within: PART.sideBar });
+      await ui('expand', { role: 'treeitem', name: 'src', exact: true, within: PART.sideBar });
+      await ui('visible', { role: 'treeitem', name: 'main.py', exact: true, within: PART.sideBar });
+    } finally {
+      vscode.workspace.updateWorkspaceFolders(before, 1);
+    }
   });
 
   it('creates, renames and deletes files through the file system as the Explorer does', async () => {

@@ -55,6 +55,18 @@ export const uiSteps = {
   async click(ctx: StepContext, t: Target): Promise<void> {
     await locate(ctx.page, t).click();
   },
+  /** Expands a tree row (a click, then the Right key if the click only selected it); waits until it is expanded. */
+  async expand(ctx: StepContext, t: Target): Promise<void> {
+    const l = locate(ctx.page, t);
+    const expanded = async () => (await l.getAttribute('aria-expanded')) === 'true';
+    if (await expanded()) return;
+    await l.click();
+    for (let i = 0; i < 20 && !(await expanded()); i++) {
+      if (i === 4) await ctx.page.keyboard.press('ArrowRight');
+      await ctx.page.waitForTimeout(100);
+    }
+    if (!(await expanded())) throw new Error('the row did not expand');
+  },
   /** Attribute values of the target (for example aria-selected of an activity-bar tab). */
   async attributes(ctx: StepContext, args: Target & { names: string[] }): Promise<Record<string, string | null>> {
     const l = locate(ctx.page, args);
