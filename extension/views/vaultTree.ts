@@ -57,9 +57,9 @@ export class VaultTree implements vscode.TreeDataProvider<TreeNode>, vscode.Disp
   private refreshAll = false;
   private readonly dirtyFiles = new Set<string>();
   private readonly dirtyCheckpoints = new Set<string>();
-  /** getChildren calls under way, and when the last one ended (settled() waits for a quiet view). */
+  /** getChildren calls under way, and when the view last did anything (settled() waits for a quiet view). */
   private fetching = 0;
-  private lastFetch = 0;
+  private lastActivity = 0;
 
   constructor(
     private readonly host: HostClient,
@@ -74,6 +74,7 @@ export class VaultTree implements vscode.TreeDataProvider<TreeNode>, vscode.Disp
    * files or checkpoints the event names.
    */
   refresh(hint?: RefreshHint): void {
+    this.lastActivity = Date.now();
     if (!hint) this.refreshAll = true;
     else {
       if (hint.files) this.dirtyFiles.add(hint.vault);
@@ -83,9 +84,14 @@ export class VaultTree implements vscode.TreeDataProvider<TreeNode>, vscode.Disp
     this.refreshTimer = setTimeout(() => void this.redraw(), REFRESH_DEBOUNCE_MS);
   }
 
-  /** Resolves once no refresh is pending and VS Code has stopped asking for nodes for a moment. */
-  async settled(quietMs = 250): Promise<void> {
-    while (this.refreshTimer || this.fetching > 0 || Date.now() - this.lastFetch < quietMs) await new Promise((r) => setTimeout(r, 50));
+  /**
+   * Resolves once the view has been quiet for `quietMs`, counted from this call at the earliest: no
+   * refresh pending, no node being fetched, no host event for that long (an event for a change the
+   * caller just made may still be on its way when this is called).
+   */
+  async settled(quietMs = 300): Promise<void> {
+    const since = Date.now();
+    while (this.refreshTimer || this.fetching > 0 || Date.now() - Math.max(this.lastActivity, since) < quietMs) await new Promise((r) => setTimeout(r, 50));
   }
 
   private async redraw(): Promise<void> {
@@ -136,7 +142,7 @@ export class VaultTree implements vscode.TreeDataProvider<TreeNode>, vscode.Disp
       return [];
     } finally {
       this.fetching--;
-      this.lastFetch = Date.now();
+      this.lastActivity = Date.now();
     }
   }
 

@@ -70,8 +70,11 @@ describe('Checkpoints', () => {
     await ui('click', { role: 'button', name: 'Compare with Current', within: selectedRow('base') });
     // The multi-file diff editor adds the number of files to the title.
     await until('the diff editor', () => vscode.window.tabGroups.activeTabGroup.activeTab?.label === `${vault}: base ↔ Current (3 files)`);
-    const editor = await ui('visible', { css: `${PART.editor} .multiDiffEditor` });
-    for (const name of ['app.py', 'new.txt', 'old.txt']) assert.ok(editor.includes(name), `${name} in ${editor}`);
+    // It shows "Loading..." until it has read both sides of each file through the file systems.
+    await until('the three files listed', async () => {
+      const editor = await ui('visible', { css: `${PART.editor} .multiDiffEditor` });
+      return ['app.py', 'new.txt', 'old.txt'].every((name) => editor.includes(name));
+    });
     await until('both sides of app.py', async () => {
       const text = (await ui('texts', { css: `${PART.editor} .multiDiffEditor .view-lines` })).join('\n');
       return text.includes('version one') && text.includes('version two');
