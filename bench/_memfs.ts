@@ -5,8 +5,7 @@
  * prints `ready` once mounted and unmounts on SIGTERM.
  */
 import { stat } from 'node:fs/promises';
-import type { FuseOps, FuseStat } from 'fuse-native';
-import { mountFuse } from '../host/fuse/binding';
+import { type FuseOps, type FuseStat, type FuseTime, mountFuse } from '../host/fuse/binding';
 
 const ENOENT = -2;
 const EEXIST = -17;
@@ -27,14 +26,18 @@ interface Node {
   pages: Map<number, Buffer>;
   target: string;
   children: Map<string, Node> | null;
-  atime: number;
-  mtime: number;
-  ctime: number;
+  /** Nanoseconds since the epoch. */
+  atime: bigint;
+  mtime: bigint;
+  ctime: bigint;
 }
+
+const nowNs = (): bigint => BigInt(Date.now()) * 1_000_000n;
+const timeOf = (t: FuseTime, old: bigint): bigint => (t === 'omit' ? old : t === 'now' ? nowNs() : t);
 
 let nextIno = 1;
 function node(mode: number): Node {
-  const now = Date.now();
+  const now = nowNs();
   const dir = (mode & S_IFMT) === S_IFDIR;
   return { ino: nextIno++, mode, nlink: dir ? 2 : 1, size: 0, pages: new Map(), target: '', children: dir ? new Map() : null, atime: now, mtime: now, ctime: now };
 }
@@ -78,7 +81,7 @@ function add(path: string, n: Node): number {
   if (dir.children.has(name)) return EEXIST;
   dir.children.set(name, n);
   if (n.children) dir.nlink++;
-  dir.mtime = dir.ctime = Date.now();
+  dir.mtime = dir.ctime = nowNs();
   return 0;
 }
 
@@ -173,7 +176,7 @@ const ops: FuseOps = {
     if (!n) return cb(ENOENT);
     writePages(n, buf, pos, len);
     n.size = Math.max(n.size, pos + len);
-    n.mtime = n.ctime = Date.now();
+    n.mtime = n.ctime = nowNs();
     cb(len);
   },
   flush(_path, _fd, cb) {
@@ -201,8 +204,8 @@ const ops: FuseOps = {
   utimens(path, atime, mtime, cb) {
     const n = find(path);
     if (!n) return cb(ENOENT);
-    n.atime = atime;
-    n.mtime = mtime;
+    n.atime = timeOf(atime, n.atime);
+    n.mtime = timeOf(mtime, n.mtime);
     cb(0);
   },
   chmod(path, mode, cb) {

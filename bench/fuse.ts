@@ -234,7 +234,7 @@ function writeDocs(command: string, table: string, verdict: string, visibility: 
   const section = [
     '## FUSE',
     '',
-    `Measured with \`${command}\` on ${new Date().toISOString().slice(0, 10)} (Debian 12, 2 cores, Node ${process.version}, fuse-native 2.2.6 on libfuse 2.9):`,
+    `Measured with \`${command}\` on ${new Date().toISOString().slice(0, 10)} (Debian 12, 2 cores, Node ${process.version}, avfs's FUSE binding on libfuse 2.9):`,
     'the same workloads, one after another in one run, on a vault mount (`avfs mount`), on a tiny',
     'in-memory FUSE file system on the same binding and mount options (`bench/_memfs.ts`, the ceiling',
     'of Node FUSE here), on tmpfs (`/dev/shm`) and on a plain directory (ext4). Mount options of both',

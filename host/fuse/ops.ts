@@ -9,12 +9,12 @@
  * reaches the vault (a directory holding an open deleted file can still be removed).
  */
 import { closeSync, constants, fsyncSync, openSync } from 'node:fs';
-import type { FuseOps, FuseStat, FuseStatfs } from 'fuse-native';
 import { AvfsError } from '../protocol/errors';
-import { type Attr, kindOf, S_IFDIR } from '../store/inodes';
+import { type Attr, kindOf, nowNs, type Owner, S_IFDIR, type SetAttr } from '../store/inodes';
 import { ROOT_INO } from '../store/schema';
 import type { FileIo } from '../vfs/handles';
 import { NAME_MAX } from '../vfs/paths';
+import type { FuseCaller, FuseOps, FuseStat, FuseStatfs, FuseTime } from './binding';
 import { errnoByName, fuseErrno } from './errno';
 import { OpenFiles } from './openFiles';
 
@@ -27,8 +27,6 @@ const BLOCK = 4096;
 /** What statfs reports when no quota is set. */
 const DEFAULT_BYTES = 1024 ** 4;
 const DEFAULT_FILES = 1_000_000_000;
-/** Above this a millisecond count from the binding is a negative (pre-1970) time in two's complement. */
-const INT64_MS = 2 ** 63;
 
 export interface OpsLog {
   error(op: string, path: string, e: AvfsError): void;
@@ -41,12 +39,8 @@ export interface VaultOps {
   flushAll(): void;
 }
 
-/**
- * Times cross the binding as unsigned milliseconds since the epoch, both ways (docs/fuse.md):
- * finer digits are cut, and a time before 1970 reads as the epoch.
- */
-const msOf = (ns: bigint): number => (ns < 0n ? 0 : Number(ns / 1_000_000n));
-const nsOfMs = (ms: number): bigint => BigInt(Math.round(ms >= INT64_MS ? ms - 2 ** 64 : ms)) * 1_000_000n;
+/** A new file, directory, symlink or FIFO belongs to the process that made it, as on a local disk. */
+const ownerOf = (caller: FuseCaller): Owner => ({ uid: caller.uid, gid: caller.gid });
 
 /**
  * The kernel looks names up one at a time, so the last component of the path it hands over is
@@ -70,9 +64,9 @@ export function toFuseStat(a: Attr): FuseStat {
     ino: a.ino,
     blksize: BLOCK,
     blocks: Math.ceil(size / 512),
-    atime: msOf(a.atime),
-    mtime: msOf(a.mtime),
-    ctime: msOf(a.ctime),
+    atime: a.atime,
+    mtime: a.mtime,
+    ctime: a.ctime,
   };
 }
 
@@ -208,7 +202,7 @@ export function createVaultOps(io: FileIo, log: OpsLog): VaultOps {
         const entries = io.readdir(ino);
         const parent = path === '/' ? ROOT_INO : safeIno(path.slice(0, path.lastIndexOf('/')) || '/');
         const names = ['.', '..'];
-        const stats: FuseStat[] = [dirent(ino, S_IFDIR), dirent(parent, S_IFDIR)];
+        const stats = [dirent(ino, S_IFDIR), dirent(parent, S_IFDIR)];
         for (const e of entries) {
           names.push(e.name);
           stats.push(dirent(e.ino, e.mode));
@@ -250,9 +244,9 @@ export function createVaultOps(io: FileIo, log: OpsLog): VaultOps {
       }
     },
 
-    create(path, mode, cb) {
+    create(path, mode, cb, caller) {
       try {
-        const a = io.batch(() => io.create(path, mode));
+        const a = io.batch(() => io.create(path, mode, ownerOf(caller)));
         cb(0, files.open(a.ino, path, true).fh);
       } catch (e) {
         cb(fail('create', path, e));
@@ -348,14 +342,14 @@ export function createVaultOps(io: FileIo, log: OpsLog): VaultOps {
     },
 
     utimens(path, atime, mtime, cb) {
-      // libfuse 2 calls this only when both times are set (the binding does not take UTIME_OMIT),
-      // with the kernel's clock for UTIME_NOW; host/fuse/binding.ts recovers the real mtime.
+      // Either time may be 'omit' (touch -m, tar x: leave it) or 'now' (UTIME_NOW: our clock).
       run('utimens', path, cb, () => {
+        if (atime === 'omit' && mtime === 'omit') return;
         // Bytes still buffered in an open handle were written before the times were set: store
         // them first, or their persist at close would move mtime to the close (cp -p, tar, npm).
         const ino = inoOf(path);
         files.persistIno(ino);
-        const times = { atime: nsOfMs(atime), mtime: nsOfMs(mtime) };
+        const times = timesToSet(atime, mtime);
         // An open file unlinked meanwhile has only its hidden name, which the vault never saw.
         if (hidden.has(path)) vfs.mutate(path, () => vfs.inodes.setattr(ino, times));
         else vfs.setattr(path, times, false);
@@ -375,9 +369,9 @@ export function createVaultOps(io: FileIo, log: OpsLog): VaultOps {
       });
     },
 
-    mkdir(path, mode, cb) {
+    mkdir(path, mode, cb, caller) {
       run('mkdir', path, cb, () => {
-        vfs.mkdir(path, { mode: mode & 0o7777 });
+        vfs.mkdir(path, { mode: mode & 0o7777, owner: ownerOf(caller) });
       });
     },
 
@@ -422,16 +416,16 @@ export function createVaultOps(io: FileIo, log: OpsLog): VaultOps {
       });
     },
 
-    symlink(target, path, cb) {
+    symlink(target, path, cb, caller) {
       run('symlink', path, cb, () => {
-        vfs.symlink(target, path);
+        vfs.symlink(target, path, ownerOf(caller));
       });
     },
 
-    mknod(path, mode, _dev, cb) {
+    mknod(path, mode, _dev, cb, caller) {
       // FIFOs and sockets (mkfifo, bind): the vault keeps the inode, the kernel carries the traffic.
       run('mknod', path, cb, () => {
-        vfs.mknod(path, mode);
+        vfs.mknod(path, mode, ownerOf(caller));
       });
     },
   };
@@ -479,7 +473,17 @@ function instrument(ops: FuseOps, log: OpsLog): FuseOps {
   return out as FuseOps;
 }
 
-function dirent(ino: number, mode: number): FuseStat {
-  return { mode, uid: 0, gid: 0, size: 0, nlink: 1, ino, atime: 0, mtime: 0, ctime: 0 };
+/** What setattr gets from a utimens: UTIME_OMIT leaves a time out, UTIME_NOW is one clock reading for both. */
+function timesToSet(atime: FuseTime, mtime: FuseTime): SetAttr {
+  const now = atime === 'now' || mtime === 'now' ? nowNs() : 0n;
+  const times: SetAttr = {};
+  if (atime !== 'omit') times.atime = atime === 'now' ? now : atime;
+  if (mtime !== 'omit') times.mtime = mtime === 'now' ? now : mtime;
+  return times;
+}
+
+/** readdir needs only each entry's inode number and type. */
+function dirent(ino: number, mode: number): Pick<FuseStat, 'ino' | 'mode'> {
+  return { ino, mode };
 }
 

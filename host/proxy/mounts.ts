@@ -145,11 +145,10 @@ export async function leaseMount(home: AvfsHome, plan: MountPlan, opts: { keep: 
     }
   };
 
-  if (!req.keep && req.inProcess) {
-    const { MountSession } = await import('../fuse/session');
-    const session = new MountSession({ home, vault: req.vault, mountpoint, readonly: req.readonly, allowOther: req.allowOther });
+  /** A mount this call makes: mounted now; unmounted (and its directory removed) at release unless kept. */
+  const made = async (kept: boolean, mount: () => Promise<unknown>, unmount: () => Promise<unknown>): Promise<MountLease> => {
     try {
-      await session.mount();
+      await mount();
     } catch (e) {
       removeDir();
       throw e;
@@ -157,36 +156,31 @@ export async function leaseMount(home: AvfsHome, plan: MountPlan, opts: { keep: 
     return {
       mountpoint,
       reused: false,
-      kept: false,
+      kept,
       barrier: () => barrierAt(mountpoint),
       release: async () => {
-        await session.unmount();
+        if (kept) return;
+        await unmount();
         removeDir();
       },
     };
+  };
+
+  if (!req.keep && req.inProcess) {
+    const { MountSession } = await import('../fuse/session');
+    const session = new MountSession({ home, vault: req.vault, mountpoint, readonly: req.readonly, allowOther: req.allowOther });
+    return made(false, () => session.mount(), () => session.unmount());
   }
 
   return withMountLock(home, mountpoint, async () => {
     // Another call may have mounted it while this one waited for the lock.
     const again = findLiveMount(home, req.vault, req.readonly, mountpoint, req.allowOther);
     if (again) return reusedLease(again.mountpoint);
-    try {
-      await startMountServer(home, req.vault, mountpoint, { readonly: req.readonly, allowOther: req.allowOther });
-    } catch (e) {
-      removeDir();
-      throw e;
-    }
-    return {
-      mountpoint,
-      reused: false,
-      kept: req.keep,
-      barrier: () => barrierAt(mountpoint),
-      release: async () => {
-        if (req.keep) return;
-        await stopMount(home, mountpoint, 10_000);
-        removeDir();
-      },
-    };
+    return made(
+      req.keep,
+      () => startMountServer(home, req.vault, mountpoint, { readonly: req.readonly, allowOther: req.allowOther }),
+      () => stopMount(home, mountpoint, 10_000),
+    );
   });
 }
 

@@ -17,6 +17,7 @@ export const S_IFDIR = 0o040000;
 export const S_IFLNK = 0o120000;
 export const S_IFIFO = 0o010000;
 export const S_IFSOCK = 0o140000;
+export const S_ISGID = 0o2000;
 
 /**
  * What an inode is. FIFOs and Unix sockets are kept as inodes (type, mode, owner, times) so a
@@ -107,6 +108,12 @@ export interface NewInode {
   target?: string;
   /** Charged to quotas and reported in QuotaExceeded. */
   pathForErrors: string;
+}
+
+/** Who a new inode belongs to. */
+export interface Owner {
+  uid: number;
+  gid: number;
 }
 
 export interface SetAttr {
@@ -280,13 +287,18 @@ export class InodeStore {
       const isDir = (spec.mode & S_IFMT) === S_IFDIR;
       const size = spec.target !== undefined ? Buffer.byteLength(spec.target) : 0;
       const uid = spec.uid ?? defaultUid;
-      const gid = spec.gid ?? defaultGid;
+      // As on a local file system, a set-group-ID directory gives what is made in it its group,
+      // and new directories its set-group-ID bit (shared project directories rely on it).
+      const pa = this.mustGetattr(parent);
+      const inherit = (pa.mode & S_ISGID) !== 0;
+      const gid = inherit ? pa.gid : (spec.gid ?? defaultGid);
+      const mode = inherit && isDir ? spec.mode | S_ISGID : spec.mode;
       const nlink = isDir ? 2 : 1;
-      this.s.insertInode.run(ino, spec.mode, uid, gid, nlink, size, s, ns, s, ns, s, ns);
+      this.s.insertInode.run(ino, mode, uid, gid, nlink, size, s, ns, s, ns, s, ns);
       if (spec.target !== undefined) this.s.insertSymlink.run(ino, spec.target);
       this.s.insertDentry.run(parent, name, ino);
       this.touchDir(parent, isDir ? 1 : 0, now);
-      return { ino, mode: spec.mode, uid, gid, nlink, size, atime: now, mtime: now, ctime: now };
+      return { ino, mode, uid, gid, nlink, size, atime: now, mtime: now, ctime: now };
     });
   }
 

@@ -8,7 +8,7 @@
 import { AvfsError, err } from '../protocol/errors';
 import type { Transaction } from 'better-sqlite3';
 import { writeTxn } from '../store/db';
-import { type Attr, kindOf, S_IFREG } from '../store/inodes';
+import { type Attr, kindOf, type Owner, S_IFREG } from '../store/inodes';
 import { checkNewName, NAME_MAX } from './paths';
 import { CHUNK_SIZE, ROOT_INO } from '../store/schema';
 import type { Vfs } from './vfs';
@@ -206,7 +206,7 @@ export class FileIo {
    * already resolved symlinks and checked that the name is free, so the parent is found through
    * the lookup cache instead of a walk from the root.
    */
-  create(path: string, mode: number): Attr {
+  create(path: string, mode: number, owner?: Owner): Attr {
     return this.vfs.mutate(path, () => {
       const slash = path.lastIndexOf('/');
       const name = path.slice(slash + 1);
@@ -218,7 +218,7 @@ export class FileIo {
       const pa = this.attr(parent);
       if (!pa || kindOf(pa.mode) !== 'directory') throw err.notDir(path.slice(0, slash) || '/');
       if (this.vfs.inodes.lookup(parent, name) !== undefined) throw err.exists(path);
-      const a = this.vfs.inodes.create(parent, name, { mode: S_IFREG | (mode & 0o7777), pathForErrors: path });
+      const a = this.vfs.inodes.create(parent, name, { mode: S_IFREG | (mode & 0o7777), ...owner, pathForErrors: path });
       this.vfs.vault.journal.append('create', path, { size: 0 });
       return a;
     });

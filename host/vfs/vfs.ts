@@ -6,7 +6,7 @@
 import { AvfsError, err } from '../protocol/errors';
 import type { DirEntry, FileType, Stat } from '../protocol/vault';
 import { readTxn, writeTxn } from '../store/db';
-import { type Attr, kindOf, S_IFDIR, S_IFIFO, S_IFLNK, S_IFMT, S_IFREG, S_IFSOCK, type SetAttr } from '../store/inodes';
+import { type Attr, kindOf, type Owner, S_IFDIR, S_IFIFO, S_IFLNK, S_IFMT, S_IFREG, S_IFSOCK, type SetAttr } from '../store/inodes';
 import { ROOT_INO } from '../store/schema';
 import type { Vault } from '../store/vault';
 import { checkNewName, impliedDirs, isWithin, joinPath, normalizePath, splitPath } from './paths';
@@ -316,7 +316,7 @@ export class Vfs {
   }
 
   /** Creates a directory; with `parents`, also its missing ancestors, and an existing directory is fine. */
-  mkdir(path: string, opts: { parents?: boolean; mode?: number } = {}): Attr {
+  mkdir(path: string, opts: { parents?: boolean; mode?: number; owner?: Owner } = {}): Attr {
     return this.mutate(path, () => {
       const parts = splitPath(path);
       if (parts.length === 0) {
@@ -333,24 +333,24 @@ export class Vfs {
             if (kindOf(r.attr.mode) !== 'directory') throw err.notDir(cur);
             last = r.attr;
           } else {
-            last = this.mkdirOne(cur, opts.mode);
+            last = this.mkdirOne(cur, opts.mode, opts.owner);
           }
         }
         return last!;
       }
-      return this.mkdirOne(path, opts.mode);
+      return this.mkdirOne(path, opts.mode, opts.owner);
     });
   }
 
-  private mkdirOne(path: string, mode = 0o755): Attr {
+  private mkdirOne(path: string, mode = 0o755, owner?: Owner): Attr {
     const p = this.parentOf(path);
     if (this.inodes.lookup(p.parent, p.name) !== undefined) throw err.exists(p.path);
-    const attr = this.inodes.create(p.parent, p.name, { mode: S_IFDIR | (mode & 0o7777), pathForErrors: p.path });
+    const attr = this.inodes.create(p.parent, p.name, { mode: S_IFDIR | (mode & 0o7777), ...owner, pathForErrors: p.path });
     this.vault.journal.append('mkdir', p.path);
     return attr;
   }
 
-  symlink(target: string, path: string): Attr {
+  symlink(target: string, path: string, owner?: Owner): Attr {
     if (typeof target !== 'string' || target.length === 0 || target.includes('\0')) {
       throw err.invalidInput('a symlink target is a non-empty string without NUL bytes', { target });
     }
@@ -358,7 +358,7 @@ export class Vfs {
     return this.mutate(path, () => {
       const p = this.parentForNonDir(path);
       if (this.inodes.lookup(p.parent, p.name) !== undefined) throw err.exists(p.path);
-      const attr = this.inodes.create(p.parent, p.name, { mode: S_IFLNK | 0o777, target, pathForErrors: p.path });
+      const attr = this.inodes.create(p.parent, p.name, { mode: S_IFLNK | 0o777, target, ...owner, pathForErrors: p.path });
       this.vault.journal.append('symlink', p.path, { details: { target } });
       return attr;
     });
@@ -369,7 +369,7 @@ export class Vfs {
    * nodes are refused (NotSupported): a vault is copied between hosts, where a device number
    * names nothing.
    */
-  mknod(path: string, mode: number): Attr {
+  mknod(path: string, mode: number, owner?: Owner): Attr {
     const type = mode & S_IFMT;
     if (type !== S_IFIFO && type !== S_IFSOCK && type !== S_IFREG) {
       throw new AvfsError('NotSupported', `cannot create ${path}: a vault holds no device nodes`, { path, mode: '0' + mode.toString(8) });
@@ -377,7 +377,7 @@ export class Vfs {
     return this.mutate(path, () => {
       const p = this.parentOf(path);
       if (this.inodes.lookup(p.parent, p.name) !== undefined) throw err.exists(p.path);
-      const attr = this.inodes.create(p.parent, p.name, { mode: type | (mode & 0o7777), pathForErrors: p.path });
+      const attr = this.inodes.create(p.parent, p.name, { mode: type | (mode & 0o7777), ...owner, pathForErrors: p.path });
       this.vault.journal.append(type === S_IFREG ? 'create' : 'mknod', p.path, { details: { type: kindOf(attr.mode) } });
       return attr;
     });

@@ -54,6 +54,31 @@ describe('a mount used by another user', { skip: fuseMissing ?? (process.getuid?
     assert.deepEqual((listed.json.entries as Array<{ name: string }>).map((e) => e.name), ['mine.txt']);
   });
 
+  test('what another user creates belongs to that user, as in a plain directory', async () => {
+    const plain = join(open.dir, 'plain-drop');
+    await mkdir(plain);
+    await chmod(plain, 0o777);
+    const script = `mkdir owned && cd owned && echo mine > f && mkdir d && mkfifo p && ln -s f l && touch d/inner
+      stat -c '%n %u:%g %A' f d p d/inner && stat -c '%n %u:%g' l
+      echo more >> f && cat f && chmod 600 f && stat -c '%n %a' f`;
+    const inMount = await asNobody(script, join(open.mnt, 'drop'));
+    const inPlain = await asNobody(script, plain);
+    assert.equal(inPlain.code, 0, inPlain.stderr);
+    assert.equal(inMount.code, 0, inMount.stderr);
+    assert.equal(inMount.stdout, inPlain.stdout);
+    const lines = inMount.stdout.trim().split('\n');
+    assert.deepEqual(lines.slice(0, 5), [
+      `f ${NOBODY}:${NOBODY} -rw-r--r--`,
+      `d ${NOBODY}:${NOBODY} drwxr-xr-x`,
+      `p ${NOBODY}:${NOBODY} prw-r--r--`,
+      `d/inner ${NOBODY}:${NOBODY} -rw-r--r--`,
+      `l ${NOBODY}:${NOBODY}`,
+    ]);
+    assert.deepEqual(lines.slice(5), ['mine', 'more', 'f 600'], 'the owner can write and chmod what it made');
+    const listed = await open.cli(['--vault', 'shared', 'stat', '/drop/owned/f', '--json']);
+    assert.equal(listed.json.uid, NOBODY, 'the vault records the owner');
+  });
+
   test('without it, another user cannot enter the mount at all', async () => {
     const r = await asNobody('ls . 2>&1; cat public.txt 2>&1', closed.mnt);
     assert.match(r.stdout, /Permission denied/);

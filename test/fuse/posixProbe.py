@@ -2,9 +2,9 @@
 Probes POSIX behaviour in the current directory and prints what a program observes, as JSON.
 test/fuse/differential.test.ts runs it in a vault mount and in a plain directory and compares.
 
-Times are reported in milliseconds: the finest the FUSE binding carries (docs/fuse.md). Times
-that the system takes from its clock (UTIME_NOW, a write) are reported as "in the call's window".
-A failing call is reported as its errno name.
+Times are reported to the nanosecond, as decimal strings (JSON numbers would lose digits in JS).
+Times that the system takes from its clock (UTIME_NOW, a write) are reported as "in the call's
+window". A failing call is reported as its errno name.
 """
 import ctypes
 import ctypes.util
@@ -47,8 +47,9 @@ def utimensat(path, atime, mtime, fd=None):
         raise OSError(e, os.strerror(e))
 
 
-def ms(ns):
-    return ns // MS
+def ns(t):
+    """A time as the probe reports it: exact nanoseconds, as a string."""
+    return str(t)
 
 
 def window():
@@ -71,8 +72,12 @@ def case(name):
 
 A = 1262304000_123456789   # 2010-01-01T00:00:00.123456789Z
 M = 1577836800_987654321   # 2020-01-01T00:00:00.987654321Z
-FAR_A = 2**32 * 10**9 + 5 * MS          # 2106, past the unsigned 32-bit second counter
-FAR_M = 2**33 * 10**9 + 777 * MS        # year 2242 (ext4 keeps times up to 2446)
+A2 = 1262304000_000000001  # 1 ns past 2010-01-01
+M2 = 1600000000_999999999  # 2020-09-13T12:26:40.999999999Z
+FAR_A = 2**32 * 10**9 + 5 * MS + 123     # 2106, past the unsigned 32-bit second counter
+FAR_M = 2**33 * 10**9 + 777 * MS + 456  # year 2242 (ext4 keeps times up to 2446)
+OLD_A = -1234567890_123456789            # 1930-11-18T00:28:29.876543211Z, before the epoch
+OLD_M = -1                               # 1969-12-31T23:59:59.999999999Z
 os.umask(0o022)
 
 
@@ -83,7 +88,7 @@ def _():
     utimensat(None, A, M, fd=fd)
     os.close(fd)
     st = os.stat('after')
-    return [ms(st.st_atime_ns), ms(st.st_mtime_ns), st.st_size]
+    return [ns(st.st_atime_ns), ns(st.st_mtime_ns), st.st_size]
 
 
 @case('futimens before writes: the writes move mtime, atime stays')
@@ -94,7 +99,7 @@ def _():
     os.write(fd, b'y' * 70_000)
     os.close(fd)
     st = os.stat('before')
-    return [ms(st.st_atime_ns), inside(st.st_mtime_ns), st.st_size]
+    return [ns(st.st_atime_ns), inside(st.st_mtime_ns), st.st_size]
 
 
 @case('futimens far-future on an open descriptor after writes')
@@ -105,7 +110,7 @@ def _():
     st_open = os.fstat(fd)
     os.close(fd)
     st = os.stat('far-fd')
-    return [ms(st_open.st_atime_ns), ms(st_open.st_mtime_ns), ms(st.st_atime_ns), ms(st.st_mtime_ns)]
+    return [ns(st_open.st_atime_ns), ns(st_open.st_mtime_ns), ns(st.st_atime_ns), ns(st.st_mtime_ns)]
 
 
 @case('utimensat with explicit ns: both times set, ctime moves to now')
@@ -114,14 +119,14 @@ def _():
     inside = window()
     utimensat('t', A, M)
     st = os.stat('t')
-    return [ms(st.st_atime_ns), ms(st.st_mtime_ns), inside(st.st_ctime_ns)]
+    return [ns(st.st_atime_ns), ns(st.st_mtime_ns), inside(st.st_ctime_ns)]
 
 
 @case('utimensat far-future times are kept')
 def _():
     utimensat('t', FAR_A, FAR_M)
     st = os.stat('t')
-    return [ms(st.st_atime_ns), ms(st.st_mtime_ns), st.st_mtime_ns // 10**9]
+    return [ns(st.st_atime_ns), ns(st.st_mtime_ns), st.st_mtime_ns // 10**9]
 
 
 @case('UTIME_NOW for both')
@@ -138,7 +143,7 @@ def _():
     inside = window()
     utimensat('t', 'now', M)
     st = os.stat('t')
-    return [inside(st.st_atime_ns), ms(st.st_mtime_ns)]
+    return [inside(st.st_atime_ns), ns(st.st_mtime_ns)]
 
 
 @case('explicit atime, UTIME_NOW for mtime')
@@ -146,7 +151,7 @@ def _():
     inside = window()
     utimensat('t', A, 'now')
     st = os.stat('t')
-    return [ms(st.st_atime_ns), inside(st.st_mtime_ns)]
+    return [ns(st.st_atime_ns), inside(st.st_mtime_ns)]
 
 
 @case('UTIME_OMIT for both changes nothing')
@@ -154,14 +159,97 @@ def _():
     utimensat('t', A, M)
     utimensat('t', 'omit', 'omit')
     st = os.stat('t')
-    return [ms(st.st_atime_ns), ms(st.st_mtime_ns)]
+    return [ns(st.st_atime_ns), ns(st.st_mtime_ns)]
+
+
+@case('UTIME_OMIT for atime, explicit mtime (tar x): atime stays, ctime moves')
+def _():
+    utimensat('t', A, M)
+    inside = window()
+    utimensat('t', 'omit', M2)
+    st = os.stat('t')
+    return [ns(st.st_atime_ns), ns(st.st_mtime_ns), inside(st.st_ctime_ns)]
+
+
+@case('explicit atime, UTIME_OMIT for mtime: mtime stays')
+def _():
+    utimensat('t', A, M)
+    utimensat('t', A2, 'omit')
+    st = os.stat('t')
+    return [ns(st.st_atime_ns), ns(st.st_mtime_ns)]
+
+
+@case('UTIME_OMIT for atime, UTIME_NOW for mtime (touch -m)')
+def _():
+    utimensat('t', A, M)
+    inside = window()
+    utimensat('t', 'omit', 'now')
+    st = os.stat('t')
+    return [ns(st.st_atime_ns), inside(st.st_mtime_ns)]
+
+
+@case('UTIME_NOW for atime, UTIME_OMIT for mtime (touch -a)')
+def _():
+    utimensat('t', A, M)
+    inside = window()
+    utimensat('t', 'now', 'omit')
+    st = os.stat('t')
+    return [inside(st.st_atime_ns), ns(st.st_mtime_ns)]
+
+
+@case('futimens with UTIME_OMIT for atime on an open descriptor after writes')
+def _():
+    fd = os.open('omit-fd', os.O_CREAT | os.O_WRONLY, 0o644)
+    os.write(fd, b'w' * 200_000)
+    before = os.fstat(fd).st_atime_ns
+    utimensat(None, 'omit', M, fd=fd)
+    os.close(fd)
+    st = os.stat('omit-fd')
+    return [st.st_atime_ns == before, ns(st.st_mtime_ns), st.st_size]
+
+
+@case('nanoseconds round-trip (os.utime ns=, stat st_*time_ns)')
+def _():
+    got = []
+    for a, m in ((A, M), (A2, M2), (10**9 + 1, 2 * 10**9 + 999_999_999)):
+        os.utime('t', ns=(a, m))
+        st = os.stat('t')
+        got.append([ns(st.st_atime_ns), ns(st.st_mtime_ns)])
+    return got
+
+
+@case('times before 1970')
+def _():
+    os.utime('t', ns=(OLD_A, OLD_M))
+    st = os.stat('t')
+    utimensat('t', 'omit', OLD_A)
+    st2 = os.stat('t')
+    return [ns(st.st_atime_ns), ns(st.st_mtime_ns), ns(st2.st_atime_ns), ns(st2.st_mtime_ns)]
+
+
+@case('a set-group-ID directory gives what is made in it its group, and new directories the bit')
+def _():
+    os.mkdir('sgid')
+    os.chown('sgid', -1, 65534)
+    os.chmod('sgid', 0o2775)
+    open('sgid/f', 'w').close()
+    os.mkdir('sgid/d')
+    os.mkfifo('sgid/p')
+    os.symlink('f', 'sgid/l')
+    os.mkdir('plain')
+    open('plain/f', 'w').close()
+    out = {}
+    for name in ('sgid/f', 'sgid/d', 'sgid/p', 'sgid/l', 'plain/f'):
+        st = os.lstat(name)
+        out[name] = [st.st_gid, oct(stat.S_IMODE(st.st_mode))]
+    return out
 
 
 @case('os.utime with times in seconds (utimes)')
 def _():
     os.utime('t', (1000000000.5, 1100000000.25))
     st = os.stat('t')
-    return [ms(st.st_atime_ns), ms(st.st_mtime_ns)]
+    return [ns(st.st_atime_ns), ns(st.st_mtime_ns)]
 
 
 @case('mkfifo: type, mode, and bytes through it')
@@ -274,7 +362,7 @@ def _():
         os.utime('e' * 250 + '/g', ns=(A, M))
         st = os.stat('e' * 250 + '/g')
         os.chdir(os.path.join(*(['..'] * 20)))
-        result = [len(name.encode()), open(name).read(), deeper, ms(st.st_mtime_ns), sorted(os.listdir(rel))]
+        result = [len(name.encode()), open(name).read(), deeper, ns(st.st_mtime_ns), sorted(os.listdir(rel))]
         shutil.rmtree(rel.split('/')[0])
         return result
     finally:

@@ -83,8 +83,6 @@ export function register(program: Command, ctx: CliContext): void {
               closeSync(fd);
               throw e;
             }
-            // The binding's native handles keep the event loop alive after an unmount.
-            setTimeout(() => process.exit(ctx.exitCode), 50);
             return;
           }
           await new MountRegistry(ctx.home).prune();

@@ -184,7 +184,7 @@ export function register(program: Command, ctx: CliContext): void {
           } finally {
             for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.removeListener(s, onSignal);
           }
-          // A mount served by this process leaves native handles that keep it alive.
+          // Leave at once: the output drain's 500 ms guard timer (proxy/runner.ts) would hold the process.
           ctx.exitWhenDone = true;
           ctx.exitCode = execExitCode(envelope);
           ctx.print(cmd, envelope, () => {
