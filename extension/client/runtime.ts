@@ -26,6 +26,11 @@ export interface ProbeResult {
   abi: string;
   /** The error loading better-sqlite3 gave, or null when it loaded and opened a database. */
   sqliteError: string | null;
+  /**
+   * The module's folder, when its sources are there to rebuild it (a checkout); null when only the
+   * compiled binary is (an installed VSIX).
+   */
+  rebuildIn: string | null;
 }
 
 export type RuntimeCheck = { ok: true; node: string; abi: string } | { ok: false; reason: string; fix: string };
@@ -33,9 +38,12 @@ export type RuntimeCheck = { ok: true; node: string; abi: string } | { ok: false
 // Runs in the candidate Node, in the directory of the host's bundle, so that better-sqlite3 is
 // resolved exactly as the host resolves it. Opening a database is what loads the binary.
 const PROBE = `
-const out = { node: process.version, abi: process.versions.modules, sqliteError: null };
+const out = { node: process.version, abi: process.versions.modules, sqliteError: null, rebuildIn: null };
 try {
-  const Database = require(require.resolve('better-sqlite3', { paths: [process.cwd()] }));
+  const manifest = require.resolve('better-sqlite3/package.json', { paths: [process.cwd()] });
+  const dir = require('path').dirname(manifest);
+  if (require('fs').existsSync(require('path').join(dir, 'binding.gyp'))) out.rebuildIn = dir;
+  const Database = require(dir);
   new Database(':memory:').close();
 } catch (e) {
   out.sqliteError = String(e && e.message || e);
@@ -95,9 +103,10 @@ export function judgeProbe(probe: ProbeResult, nodePath: string): RuntimeCheck {
       reason:
         `The vault host's native module better-sqlite3 was built for ${built} (NODE_MODULE_VERSION ${mismatch.built}), ` +
         `but ${setting} runs Node ${probe.node} (NODE_MODULE_VERSION ${probe.abi}).`,
-      fix:
-        `Set "avfs.nodePath" to a ${built} binary, or rebuild the module for Node ${probe.node} ` +
-        `(run \`npm rebuild better-sqlite3\` with that Node in the extension's folder).`,
+      fix: probe.rebuildIn
+        ? `Set "avfs.nodePath" to a ${built} binary, or rebuild the module for Node ${probe.node}: run \`npm rebuild better-sqlite3\` with that Node in ${dirnameOf(probe.rebuildIn)}.`
+        : `Set "avfs.nodePath" to a ${built} binary, or install a build of the extension made with Node ${probe.node} ` +
+          '(in a checkout: `npm install` and `npm run package` with that Node).',
     };
   }
   return {
@@ -117,6 +126,11 @@ export function parseAbiMismatch(message: string): { built: string; running: str
 export function describeAbi(abi: string): string {
   const major = NODE_BY_ABI[abi];
   return major ? `Node ${major}` : `the Node.js release with NODE_MODULE_VERSION ${abi}`;
+}
+
+/** The project folder of a module folder (…/node_modules/better-sqlite3 → …). */
+function dirnameOf(moduleDir: string): string {
+  return moduleDir.replace(/[\\/]node_modules[\\/]better-sqlite3[\\/]?$/, '');
 }
 
 function firstLine(text: string): string {

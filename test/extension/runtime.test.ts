@@ -37,22 +37,26 @@ const MISMATCH =
 
 test('an ABI mismatch names both Node versions and the fix', () => {
   assert.deepEqual(parseAbiMismatch(MISMATCH), { built: '115', running: '137' });
-  const check = judgeProbe({ node: 'v24.22.3', abi: '137', sqliteError: MISMATCH }, '/opt/node24/bin/node');
+  // In a checkout the module's sources are there: rebuild it there.
+  const check = judgeProbe({ node: 'v24.22.3', abi: '137', sqliteError: MISMATCH, rebuildIn: '/src/avfs/node_modules/better-sqlite3' }, '/opt/node24/bin/node');
   assert.equal(check.ok, false);
   if (check.ok) return;
   assert.equal(
     check.reason,
     'The vault host\'s native module better-sqlite3 was built for Node 20 (NODE_MODULE_VERSION 115), but "avfs.nodePath" ("/opt/node24/bin/node") runs Node v24.22.3 (NODE_MODULE_VERSION 137).',
   );
-  assert.match(check.fix, /Set "avfs\.nodePath" to a Node 20 binary, or rebuild the module for Node v24\.22\.3/);
+  assert.equal(check.fix, 'Set "avfs.nodePath" to a Node 20 binary, or rebuild the module for Node v24.22.3: run `npm rebuild better-sqlite3` with that Node in /src/avfs.');
+  // An installed VSIX ships the binary only: a build made with that Node is the other way.
+  const installed = judgeProbe({ node: 'v24.22.3', abi: '137', sqliteError: MISMATCH, rebuildIn: null }, 'node');
+  assert.match(!installed.ok ? installed.fix : '', /^Set "avfs\.nodePath" to a Node 20 binary, or install a build of the extension made with Node v24\.22\.3 \(in a checkout: `npm install` and `npm run package` with that Node\)\.$/);
   assert.equal(describeAbi('999'), 'the Node.js release with NODE_MODULE_VERSION 999');
 });
 
 test('a Node older than 20, or a module that fails another way, is refused with what it said', () => {
-  const old = judgeProbe({ node: 'v18.20.0', abi: '108', sqliteError: null }, 'node');
+  const old = judgeProbe({ node: 'v18.20.0', abi: '108', sqliteError: null, rebuildIn: null }, 'node');
   assert.equal(old.ok, false);
   assert.match(!old.ok ? old.reason : '', /runs Node v18\.20\.0; the vault host needs Node 20 or later/);
-  const other = judgeProbe({ node: 'v20.1.0', abi: '115', sqliteError: "Cannot find module 'better-sqlite3'\nRequire stack: ..." }, 'node');
+  const other = judgeProbe({ node: 'v20.1.0', abi: '115', sqliteError: "Cannot find module 'better-sqlite3'\nRequire stack: ...", rebuildIn: null }, 'node');
   assert.equal(other.ok, false);
   assert.match(!other.ok ? other.reason : '', /does not load on Node v20\.1\.0 \("avfs\.nodePath" \("node"\)\): Cannot find module 'better-sqlite3'$/);
 });
