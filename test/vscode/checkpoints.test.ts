@@ -37,8 +37,7 @@ describe('Checkpoints', () => {
     assert.equal(editor.document.getText(), 'print("version two")\n');
     await revealCheckpoint(api, vault, 'base');
     const modal = answerNextModal('Restore');
-    await ui('contextMenu', { css: selectedRow('base') });
-    await ui('click', { role: 'menuitem', name: 'Restore Checkpoint…', within: '.context-view' });
+    await ui('menu', { css: selectedRow('base'), item: 'Restore Checkpoint…' });
     const asked = await modal;
     assert.equal(asked.message, `Restore vault "${vault}" to checkpoint "base"? The work done since then will be lost.`);
     assert.deepEqual(asked.buttons, ['Restore']);

@@ -79,8 +79,7 @@ describe('Vault files in the editor', () => {
     const { vault } = await vaultWithFile('folder', '/src/main.py', 'print(1)\n');
     const before = vscode.workspace.workspaceFolders?.length ?? 0;
     await reveal(api, { kind: 'vault', vault });
-    await ui('contextMenu', { css: selectedRow(vault) });
-    await ui('click', { role: 'menuitem', name: 'Add Vault to Workspace', within: '.context-view' });
+    await ui('menu', { css: selectedRow(vault), item: 'Add Vault to Workspace' });
     await until('the new folder', () => (vscode.workspace.workspaceFolders?.length ?? 0) === before + 1);
     const folder = vscode.workspace.workspaceFolders![before]!;
     try {

@@ -139,14 +139,19 @@ export interface ModalSeen {
  * ("DialogService: refused to show dialog in tests"), so this one edge of the vscode API is
  * answered here; everything else the test does goes through the real window.
  */
-export function answerNextModal(answer: string | undefined): Promise<ModalSeen> {
+export function answerNextModal(answer: string | undefined, ms = 15_000): Promise<ModalSeen> {
   const window = vscode.window as unknown as { showWarningMessage: (...args: unknown[]) => Thenable<unknown> };
   const real = window.showWarningMessage;
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      window.showWarningMessage = real;
+      reject(new Error(`the extension asked no modal confirmation within ${ms} ms`));
+    }, ms);
     window.showWarningMessage = (message: unknown, ...rest: unknown[]) => {
       const options = rest[0] as vscode.MessageOptions | undefined;
       if (typeof message !== 'string' || !options?.modal) return real.call(vscode.window, message, ...rest);
       window.showWarningMessage = real;
+      clearTimeout(timer);
       const buttons = rest.slice(1).map((b) => (typeof b === 'string' ? b : (b as vscode.MessageItem).title));
       resolve({ message, detail: options.detail, buttons });
       return Promise.resolve(answer);

@@ -108,8 +108,7 @@ describe('The Vaults view', () => {
 
     await reveal(api, { kind: 'vault', vault: fork });
     const modal = answerNextModal('Delete');
-    await ui('contextMenu', { css: selectedRow(fork) });
-    await ui('click', { role: 'menuitem', name: 'Delete Vault…', within: '.context-view' });
+    await ui('menu', { css: selectedRow(fork), item: 'Delete Vault…' });
     const asked = await modal;
     assert.equal(asked.message, `Delete vault "${fork}"?`);
     assert.match(asked.detail ?? '', /^0 files \(0 B\) and 0 checkpoints are deleted with it, and \S+ is removed\. This cannot be undone\.$/);

@@ -105,6 +105,23 @@ export const uiSteps = {
   async moveMouse(ctx: StepContext, args: { x: number; y: number }): Promise<void> {
     await ctx.page.mouse.move(args.x, args.y);
   },
+  /**
+   * Runs the item `item` of the target's context menu, as a person does: right-click, click the
+   * item, and the menu closes (a menu redrawn under the pointer can swallow a click: then again).
+   */
+  async menu(ctx: StepContext, args: Target & { item: string }): Promise<void> {
+    const open = ctx.page.locator('.context-view .monaco-menu').filter({ visible: true });
+    for (let attempt = 0; ; attempt++) {
+      if ((await open.count()) === 0) await locate(ctx.page, args).click({ button: 'right' });
+      await open.first().getByRole('menuitem', { name: args.item, exact: true }).click();
+      try {
+        await open.first().waitFor({ state: 'hidden', timeout: 2000 });
+        return;
+      } catch (e) {
+        if (attempt === 2) throw e;
+      }
+    }
+  },
   /** Presses a key or chord on the focused element (Playwright names: "Control+S", "Escape", "End"). */
   async press(ctx: StepContext, args: { key: string }): Promise<void> {
     await ctx.page.keyboard.press(args.key);
