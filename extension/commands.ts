@@ -3,17 +3,15 @@
 // (and checkpoint) instead; from an editor or the Explorer it gets the file's URI.
 import * as vscode from 'vscode';
 import type { QuotaKey } from '../host/protocol/vault';
-import { VAULT_NAME_RE } from '../host/protocol/vault';
 import type { Ctx } from './ctx';
 import { HostCallError } from './errors';
 import { toCheckpointUri } from './fs/checkpointFs';
 import { toUri } from './fs/vaultFs';
-import { formatBytes, plural } from './format';
-import type { TreeNode } from './views/treeModel';
-import { VAULT_SCHEME, basename, parseVaultUri } from './uris';
+import { plural } from './format';
+import { type Arg, askVaultName, checkpointOf, fileOf, pathToCopy, pickCheckpoint, vaultOf } from './targets';
+import { basename } from './uris';
 import { deleteVaultConfirmation, restoreConfirmation } from './warnings';
 
-type Arg = TreeNode | vscode.Uri | undefined;
 type Command = (arg?: Arg) => unknown;
 
 // Every id here is contributed in package.json (commands, category "AVFS") and nothing else is:
@@ -264,66 +262,4 @@ function withProgress<T>(title: string, work: () => Promise<T>): Promise<T> {
 
 function show(value: number | null, unit: string): string {
   return value === null ? 'no quota' : `${value} ${unit}`;
-}
-
-/** The vault a command is about: the node's, the URI's, or one the person picks. */
-async function vaultOf(ctx: Ctx, arg: Arg, placeHolder: string): Promise<string | undefined> {
-  if (arg instanceof vscode.Uri) return arg.scheme === VAULT_SCHEME ? parseVaultUri(arg).vault : undefined;
-  if (arg && 'vault' in arg) return arg.vault;
-  const snap = await ctx.tree.snapshot();
-  const items = [...snap.infos.values()].map((v) => ({
-    label: v.name,
-    description: `${formatBytes(v.size)} · ${plural(v.files, 'file')}${v.parent ? ` · fork of ${v.parent}` : ''}`,
-  }));
-  if (items.length === 0) {
-    void vscode.window.showInformationMessage('There is no vault yet: create one with "AVFS: New Vault".');
-    return undefined;
-  }
-  return (await vscode.window.showQuickPick(items, { placeHolder }))?.label;
-}
-
-async function checkpointOf(ctx: Ctx, arg: Arg, placeHolder: string): Promise<{ vault: string; name: string } | undefined> {
-  if (arg && !(arg instanceof vscode.Uri) && arg.kind === 'checkpoint') return { vault: arg.vault, name: arg.name };
-  const vault = await vaultOf(ctx, arg, 'Vault of the checkpoint');
-  if (!vault) return undefined;
-  const name = await pickCheckpoint(ctx, vault, placeHolder);
-  return name ? { vault, name } : undefined;
-}
-
-async function pickCheckpoint(ctx: Ctx, vault: string, placeHolder: string): Promise<string | undefined> {
-  const { checkpoints } = await ctx.host.request('checkpoint/list', { vault });
-  if (checkpoints.length === 0) {
-    void vscode.window.showInformationMessage(`Vault ${vault} has no checkpoint yet: save one with "AVFS: Checkpoint Now".`);
-    return undefined;
-  }
-  const items = [...checkpoints].reverse().map((cp) => ({ label: cp.name, description: `${cp.created_at}${cp.description ? ` — ${cp.description}` : ''}` }));
-  return (await vscode.window.showQuickPick(items, { placeHolder }))?.label;
-}
-
-function fileOf(arg: Arg): { vault: string; path: string } | undefined {
-  if (arg instanceof vscode.Uri) return arg.scheme === VAULT_SCHEME ? parseVaultUri(arg) : undefined;
-  if (arg?.kind === 'entry') return { vault: arg.vault, path: arg.path };
-  const active = vscode.window.activeTextEditor?.document.uri;
-  return active?.scheme === VAULT_SCHEME ? parseVaultUri(active) : undefined;
-}
-
-/** A file's vault path (what `avfs cat` takes), a vault's file on disk, a checkpoint's name. */
-async function pathToCopy(ctx: Ctx, arg: Arg): Promise<string | undefined> {
-  if (arg instanceof vscode.Uri || arg?.kind === 'entry') return fileOf(arg)?.path;
-  if (arg?.kind === 'checkpoint') return arg.name;
-  const vault = await vaultOf(ctx, arg, 'Vault whose file path to copy');
-  return vault ? (await ctx.host.request('vault/info', { name: vault })).path : undefined;
-}
-
-/** Asks for a new vault's name, checked as the host checks it, and against the vaults there are. */
-async function askVaultName(ctx: Ctx, prompt: string, value: string): Promise<string | undefined> {
-  const existing = new Set((await ctx.tree.snapshot()).infos.keys());
-  const name = await vscode.window.showInputBox({
-    prompt,
-    value,
-    placeHolder: 'letters, digits, _ and -',
-    validateInput: (v) =>
-      !VAULT_NAME_RE.test(v) ? 'A vault name is 1-64 characters of A-Z a-z 0-9 _ -, not starting with -' : existing.has(v) ? `A vault named ${v} exists already` : undefined,
-  });
-  return name?.trim() || undefined;
 }

@@ -3,17 +3,15 @@
 // introduces itself, sends requests with a timeout each, passes the host's notifications on, and
 // restarts the host after a crash (1, 2, 4 s apart, then it gives up until asked). No `vscode`
 // import: the editor's side (messages, status bar, log channel) listens to its events.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { createConnection, type Socket } from 'node:net';
 import { dirname } from 'node:path';
-import { createInterface } from 'node:readline';
 import * as rpc from 'vscode-jsonrpc/node';
 import type { z } from 'zod';
 import { HOST_METHODS, type HostMethodName, NOTIFICATIONS } from '../../host/protocol/host';
 import { METHODS, type MethodName, type MethodParams, type MethodResult } from '../../host/protocol/methods';
 import { HostCallError, typedErrorOf } from '../errors';
 import { afterCrash, attemptsUsed, describeState, type HostState, transition } from './hostState';
-import { describeExit, hostEnv, runningHostSocket } from './launch';
+import { hostEnv, runningHostSocket } from './launch';
+import { connectSocket, spawnHost, StartError, type Transport } from './transport';
 import { checkRuntime } from './runtime';
 
 export interface Logger {
@@ -56,36 +54,6 @@ export interface RequestOptions {
 
 /** How long a started host may take to answer `client/hello`. */
 const HELLO_TIMEOUT_MS = 20_000;
-/**
- * Deliberate stop: stdin closed (the host's signal to shut down: it cancels its runs and unmounts
- * what it mounted), then SIGTERM, then SIGKILL.
- */
-const STOP_GRACE_MS = 3000;
-const KILL_GRACE_MS = 2000;
-/** Lines of the host's stderr kept to explain a crash. */
-const STDERR_TAIL_LINES = 40;
-
-/** One connection to a host: over a spawned child's stdio, or over a running host's socket. */
-interface Transport {
-  via: 'spawned' | 'socket';
-  connection: rpc.MessageConnection;
-  /** Settles once, when the host side is gone, with how it ended. */
-  closed: Promise<string>;
-  /** What the host printed on stderr lately (spawned only). */
-  stderrTail(): string;
-  pid: number | undefined;
-  close(): Promise<void>;
-}
-
-class StartError extends Error {
-  constructor(
-    message: string,
-    readonly output = '',
-  ) {
-    super(message);
-  }
-}
-
 export class HostClient {
   private current: HostState = { name: 'idle' };
   private transport: Transport | undefined;
@@ -249,7 +217,15 @@ export class HostClient {
 
     let transport: Transport | undefined;
     try {
-      transport = this.spawnHost(settings.nodePath, env);
+      transport = spawnHost({
+        nodePath: settings.nodePath,
+        script: this.options.hostScript,
+        env,
+        wire: (connection) => this.wire(connection),
+        // The host writes its log lines to stderr and sends them as `log` notifications: once those
+        // arrive, its stderr goes to trace level (it still explains a crash, see stderrTail).
+        onStderr: (line) => (this.hostLogsByNotification ? this.options.log.trace(`[host stderr] ${line}`) : this.options.log.info(`[host] ${line}`)),
+      });
       let hello;
       try {
         hello = await this.hello(transport);
@@ -323,33 +299,6 @@ export class HostClient {
     }
   }
 
-  private spawnHost(nodePath: string, env: NodeJS.ProcessEnv): Transport {
-    const child = spawn(nodePath, [this.options.hostScript, 'host', '--stdio'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
-    // Writes to a host that just died fail with EPIPE: the exit is handled through `closed`.
-    child.stdin.on('error', () => {});
-    const tail: string[] = [];
-    createInterface({ input: child.stderr }).on('line', (line) => {
-      tail.push(line);
-      if (tail.length > STDERR_TAIL_LINES) tail.shift();
-      if (this.hostLogsByNotification) this.options.log.trace(`[host stderr] ${line}`);
-      else this.options.log.info(`[host] ${line}`);
-    });
-    const closed = new Promise<string>((resolve) => {
-      child.on('error', (e) => resolve(`could not run ${nodePath}: ${e.message}`));
-      child.on('close', (code, signal) => resolve(describeExit(code, signal)));
-    });
-    const connection = rpc.createMessageConnection(new rpc.StreamMessageReader(child.stdout), new rpc.StreamMessageWriter(child.stdin));
-    this.wire(connection);
-    return {
-      via: 'spawned',
-      connection,
-      closed,
-      pid: child.pid,
-      stderrTail: () => tail.join('\n'),
-      close: () => stopChild(child, connection, closed),
-    };
-  }
-
   /** Notifications every connection delivers. */
   private wire(connection: rpc.MessageConnection): void {
     connection.onNotification('log', (params: unknown) => {
@@ -367,44 +316,4 @@ export class HostClient {
     connection.onError(([error]) => this.options.log.debug(`host connection: ${error.message}`));
     connection.listen();
   }
-}
-
-/** Connects to a running host's Unix socket (same protocol as stdio); `wire` sets up and starts the connection. */
-function connectSocket(path: string, wire: (connection: rpc.MessageConnection) => void): Promise<Transport> {
-  return new Promise((resolve, reject) => {
-    const socket: Socket = createConnection(path);
-    socket.once('error', (e) => reject(new StartError(`cannot connect to the running host's socket ${path}: ${e.message}`)));
-    socket.once('connect', () => {
-      const closed = new Promise<string>((r) => socket.once('close', () => r('its socket closed')));
-      const connection = rpc.createMessageConnection(new rpc.SocketMessageReader(socket), new rpc.SocketMessageWriter(socket));
-      socket.on('error', () => {});
-      wire(connection);
-      resolve({
-        via: 'socket',
-        connection,
-        closed,
-        pid: undefined,
-        stderrTail: () => '',
-        close: async () => {
-          connection.dispose();
-          socket.end();
-          socket.destroy();
-          await closed;
-        },
-      });
-    });
-  });
-}
-
-/** Stops a host child: end of stdin (it shuts down, unmounting what it mounted), then SIGTERM, then SIGKILL. */
-async function stopChild(child: ChildProcess, connection: rpc.MessageConnection, closed: Promise<string>): Promise<void> {
-  const exited = () => child.exitCode !== null || child.signalCode !== null;
-  const wait = (ms: number) => Promise.race([closed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
-  connection.dispose();
-  child.stdin?.end();
-  if (exited() || (await wait(STOP_GRACE_MS))) return;
-  child.kill('SIGTERM');
-  if (await wait(KILL_GRACE_MS)) return;
-  child.kill('SIGKILL');
-  await wait(KILL_GRACE_MS);
 }
