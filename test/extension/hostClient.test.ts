@@ -9,7 +9,7 @@ import type { HostState } from '../../extension/client/hostState';
 import { HostCallError } from '../../extension/errors';
 import { CLI, runCli, tempDir } from '../helpers';
 
-function client(home: string, nodePath = process.execPath): { c: HostClient; states: HostState[]; lines: string[] } {
+function client(home: string, nodePath = process.execPath, requestTimeoutMs = 10_000): { c: HostClient; states: HostState[]; lines: string[] } {
   const lines: string[] = [];
   const log: Logger = {
     trace: (m) => lines.push(`trace ${m}`),
@@ -18,7 +18,7 @@ function client(home: string, nodePath = process.execPath): { c: HostClient; sta
     warn: (m) => lines.push(`warn ${m}`),
     error: (m) => lines.push(`error ${m}`),
   };
-  const c = new HostClient({ settings: () => ({ nodePath, home, requestTimeoutMs: 10_000 }), hostScript: CLI, clientName: 'node:test client', log });
+  const c = new HostClient({ settings: () => ({ nodePath, home, requestTimeoutMs }), hostScript: CLI, clientName: 'node:test client', log });
   const states: HostState[] = [];
   c.onDidChangeState((s) => states.push(s));
   return { c, states, lines };
@@ -142,6 +142,32 @@ test("a refused request arrives as the host's typed error", async () => {
       c.hostRequest('client/hello', { name: 'x', kind: 'bogus' as 'other' }),
       (e: unknown) => e instanceof HostCallError && e.kind === 'InvalidInput' && /kind/.test(e.message),
     );
+  } finally {
+    await c.dispose();
+    t.cleanup();
+  }
+});
+
+test('a host that stops answering fails each request after its timeout, with Timeout; it answers again once it runs', async () => {
+  const t = tempDir();
+  const { c } = client(t.dir, process.execPath, 1500);
+  try {
+    await c.hostRequest('host/status', {});
+    const pid = readyPid(c)!;
+    process.kill(pid, 'SIGSTOP');
+    try {
+      const started = Date.now();
+      await assert.rejects(
+        c.hostRequest('host/status', {}),
+        (e: unknown) => e instanceof HostCallError && e.kind === 'Timeout' && e.message === 'The vault host did not answer host/status within 1.5 s.',
+      );
+      assert.ok(Date.now() - started >= 1500);
+      // A timeout given for one call (restore and diff get longer ones) is the one that counts.
+      await assert.rejects(c.hostRequest('host/status', {}, { timeoutMs: 300 }), (e: unknown) => e instanceof HostCallError && /within 0\.3 s/.test(e.message));
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    assert.equal((await c.hostRequest('host/status', {})).pid, pid);
   } finally {
     await c.dispose();
     t.cleanup();
