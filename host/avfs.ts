@@ -1,5 +1,4 @@
 /** Entry point of the `avfs` binary. */
-import { CliContext } from './cli/context';
 import { main } from './cli/main';
 
 /**
@@ -18,12 +17,11 @@ function dieOfBrokenPipe(e: NodeJS.ErrnoException): void {
 process.stdout.on('error', dieOfBrokenPipe);
 process.stderr.on('error', dieOfBrokenPipe);
 
-const ctx = new CliContext();
-main(process.argv.slice(2), ctx).then(
-  (code) => {
+main(process.argv.slice(2)).then(
+  ({ code, exitWhenDone }) => {
     process.exitCode = code;
     // stdout and stderr are synchronous for files and pipes on Linux: nothing is lost by exiting now.
-    if (ctx.exitWhenDone) process.exit(code);
+    if (exitWhenDone) process.exit(code);
   },
   (e: unknown) => {
     process.stderr.write(`avfs: internal error: ${String(e)}\n`);

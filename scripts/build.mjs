@@ -4,8 +4,10 @@
 //   node scripts/build.mjs --production    minified, no source maps (what scripts/package.mjs ships)
 // buildVscodeTests() bundles the tests that run inside VS Code; the VS Code test runners call it.
 import { build } from 'esbuild';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildFuseAddon } from './native.mjs';
 
@@ -24,6 +26,53 @@ const common = {
 };
 
 /**
+ * The CLI is two files: dist/avfs.js holds only what every start needs (commander and the command
+ * definitions), and requires dist/avfs-core.js (the handlers, operations, store, zod…) when a
+ * command runs. Reading and compiling the whole 2 MB at every start costs more than a bare Node
+ * start does, so `avfs --version` could not be cheap otherwise.
+ */
+const coreOutside = {
+  name: 'avfs-core-outside',
+  setup(b) {
+    b.onResolve({ filter: /^\.\/core$/ }, (args) =>
+      args.importer.endsWith(join('host', 'cli', 'main.ts')) ? { path: './avfs-core.js', external: true } : undefined,
+    );
+  },
+};
+
+/**
+ * zod's namespace exports every locale (400 kB, a fifth of the host's bundle, ~13 ms to
+ * initialise at each CLI call); avfs speaks English only, which zod loads by itself. Every
+ * `locales` namespace in zod is bundled with `en` alone.
+ */
+const zodEnglishOnly = {
+  name: 'zod-english-only',
+  setup(b) {
+    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      args.importer.includes(`${sep}zod${sep}`) ? { path: join(dirname(args.importer), '..', 'locales', 'index.js'), namespace: 'zod-en' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'zod-en' }, (args) => ({ contents: 'export { default as en } from "./en.js";', resolveDir: dirname(args.path), loader: 'js' }));
+  },
+};
+
+/**
+ * V8's code cache of dist/avfs-core.js (host/cli/bundleLoader.ts), made by the Node that builds,
+ * which is the Node that runs the CLI. A call that loads the core writes it, in a throw-away home.
+ */
+function writeCodeCache(outdir) {
+  const home = mkdtempSync(join(tmpdir(), 'avfs-build-'));
+  try {
+    const r = spawnSync(process.execPath, [join(outdir, 'avfs.js'), '--json', 'pwd'], {
+      env: { ...process.env, AVFS_WRITE_CODE_CACHE: '1', AVFS_HOME: home, AVFS_NO_HOST: '1' },
+      encoding: 'utf8',
+    });
+    if (r.status !== 0 || !existsSync(join(outdir, 'avfs-core.js.cache'))) throw new Error(`writing the code cache failed: ${r.stderr}`);
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+/**
  * Builds the product into `outdir` (default dist/). `production`: minified and without source maps,
  * for the VSIX (scripts/package.mjs builds into a staging folder, so dist/ keeps its maps).
  * @param {{ outdir?: string, production?: boolean }} [opts]
@@ -38,8 +87,15 @@ export async function buildProduct({ outdir = dist, production = false } = {}) {
     entryPoints: [join(root, 'host/avfs.ts')],
     outfile: join(outdir, 'avfs.js'),
     banner: { js: '#!/usr/bin/env node' },
+    plugins: [coreOutside, zodEnglishOnly],
   });
   chmodSync(join(outdir, 'avfs.js'), 0o755);
+  await build({ ...options, entryPoints: [join(root, 'host/cli/core.ts')], outfile: join(outdir, 'avfs-core.js'), plugins: [zodEnglishOnly] });
+  // The process that starts the vault host's commands (host/proxy/runnerClient.ts).
+  await build({ ...options, entryPoints: [join(root, 'host/proxy/runnerProcess.ts')], outfile: join(outdir, 'avfs-runner.js') });
+  // The vault host's operation threads (host/daemon/pool.ts).
+  await build({ ...options, entryPoints: [join(root, 'host/daemon/opsWorker.ts')], outfile: join(outdir, 'avfs-ops-worker.js'), plugins: [zodEnglishOnly] });
+  writeCodeCache(outdir);
   // The FUSE binding ships beside the bundle, which loads it from its own directory.
   const addon = buildFuseAddon();
   if (outdir !== dist) copyFileSync(addon, join(outdir, 'avfs_fuse.node'));

@@ -24,7 +24,7 @@ import { buildProduct } from './build.mjs';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const requireHere = createRequire(join(root, 'package.json'));
 
-/** The only target built and tested: the fuse-native line of .vscodeignore names its linux-x64 binary. */
+/** The only target built and tested: the FUSE addon and better-sqlite3 are built here, for linux-x64. */
 export const SUPPORTED_TARGETS = ['linux-x64'];
 
 /** The VS Code target of this machine (`linux-x64`, `alpine-arm64`, `darwin-arm64`, …). */

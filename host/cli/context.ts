@@ -1,54 +1,131 @@
 /**
- * What every command handler gets: the avfs home, the chosen vault, and one way to print a
- * result (human text, or exactly one JSON document on stdout with `--json`).
+ * What every command handler gets: the avfs home, one way to call an operation (`call`), and one
+ * way to print its result (human text, or exactly one JSON document on stdout with `--json`).
+ *
+ * `call` goes through the vault host when one is running for this home (so the host's clients see
+ * the call, and a long operation runs on its workers), and runs the operation in-process
+ * otherwise: the same operation either way, so the same output and the same exit code.
  */
 import type { Command } from 'commander';
+import type { HostClient } from '../daemon/client';
+import type { OpName, OpsContext } from '../ops/context';
 import { AvfsError, toAvfsError } from '../protocol/errors';
-import { AvfsHome } from '../store/home';
-import type { Vault, VaultOpenOptions } from '../store/vault';
-import { Vfs } from '../vfs/vfs';
+import type { MethodParams, MethodResult } from '../protocol/methods';
+import type { AvfsHome } from '../store/home';
+import { defaultHome, type HomeDir } from '../store/homeDir';
 
 export interface GlobalOptions {
   json?: boolean;
   vault?: string;
 }
 
+export interface CliIo {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+}
+
+/** Set to 1 to run every operation in this process even when a host is running. */
+export const NO_HOST_ENV = 'AVFS_NO_HOST';
+
 export class CliContext {
-  readonly home = new AvfsHome();
+  /** The avfs home by its directory: enough to find a running host. */
+  readonly homeDir: HomeDir = { dir: defaultHome() };
+  /** The home's vaults, loaded only by what runs in this process (a call routed to a host never loads the store). */
+  private vaults: AvfsHome | undefined;
+  readonly stdout: NodeJS.WritableStream;
+  readonly stderr: NodeJS.WritableStream;
   /** Set by the first command that prints, so no call prints two documents. */
   private printed = false;
   exitCode = 0;
   /** Set by a command that leaves native handles (a FUSE mount it served) keeping the process alive. */
   exitWhenDone = false;
+  /** The host connection: undefined until the first call looks, null when there is none. */
+  private remote: Promise<HostClient | null> | undefined;
+  private local: OpsContext | undefined;
 
   constructor(
-    readonly stdout: NodeJS.WritableStream = process.stdout,
-    readonly stderr: NodeJS.WritableStream = process.stderr,
-  ) {}
+    io: CliIo = { stdout: process.stdout, stderr: process.stderr },
+    /** Shown to the host as this client's name. */
+    readonly commandName = 'avfs',
+  ) {
+    this.stdout = io.stdout;
+    this.stderr = io.stderr;
+  }
 
   globals(cmd: Command): GlobalOptions {
     return cmd.optsWithGlobals() as GlobalOptions;
   }
 
-  /** Opens the vault named by --vault (or the current one) and runs `fn` with its path API. */
-  withVfs<T>(cmd: Command, fn: (vfs: Vfs) => T, opts: VaultOpenOptions = {}): T {
-    return this.withVault(cmd, (v) => fn(new Vfs(v)), opts);
+  /** The vault named by --vault (undefined: the current one, as the operation resolves it). */
+  vault(cmd: Command): string | undefined {
+    return this.globals(cmd).vault;
   }
 
-  /** Opens the chosen vault for `fn`, and closes it when `fn` returns (or its promise settles). */
-  withVault<T>(cmd: Command, fn: (vault: Vault) => T, opts: VaultOpenOptions = {}): T {
-    const name = this.home.resolve(this.globals(cmd).vault);
-    const vault = this.home.open(name, opts);
-    let result: T;
-    try {
-      result = fn(vault);
-    } catch (e) {
-      vault.close();
-      throw e;
+  /** --vault as operation params: `{ vault }`, or nothing (the operation takes the current vault). */
+  inVault(cmd: Command): { vault?: string } {
+    const vault = this.vault(cmd);
+    return vault !== undefined ? { vault } : {};
+  }
+
+  /** Runs an operation: through the running host, else in this process. */
+  async call<M extends OpName>(method: M, params: MethodParams<M>): Promise<MethodResult<M>> {
+    const host = await this.host();
+    if (host) return host.call(method, params);
+    return this.callLocal(method, params);
+  }
+
+  /** Runs an operation in this process, whatever is running (see docs/architecture.md for which commands do). */
+  async callLocal<M extends OpName>(method: M, params: MethodParams<M>): Promise<MethodResult<M>> {
+    const { METHODS } = await import('../protocol/methods');
+    const { loadOp } = await import('../ops/load');
+    const parsed = METHODS[method].params.parse(params);
+    const op = (await loadOp(method)) as (ctx: OpsContext, p: unknown) => MethodResult<M> | Promise<MethodResult<M>>;
+    return op(await this.opsContext(), parsed);
+  }
+
+  /** The home's vaults, for what runs in this process. */
+  async home(): Promise<AvfsHome> {
+    if (!this.vaults) {
+      const { AvfsHome } = await import('../store/home');
+      this.vaults = new AvfsHome(this.homeDir.dir);
     }
-    if (result instanceof Promise) return result.finally(() => vault.close()) as T;
-    vault.close();
-    return result;
+    return this.vaults;
+  }
+
+  /** The operations context of this process: vaults opened per call, a policy engine loaded for one decision. */
+  async opsContext(): Promise<OpsContext> {
+    if (!this.local) {
+      const home = await this.home();
+      const { oneShotVaults } = await import('../ops/vaultAccess');
+      this.local = {
+        home,
+        surface: 'cli',
+        vaults: oneShotVaults(home),
+        engine: async () => (await import('../policy/engine')).createPolicyEngine({ oneShot: true }),
+      };
+    }
+    return this.local;
+  }
+
+  /**
+   * The running host, connected; null when there is none. Its record is a small file, so looking
+   * costs little; a record left by a crashed host is cleared on the way and the call runs here.
+   */
+  private host(): Promise<HostClient | null> {
+    this.remote ??= (async () => {
+      if (process.env[NO_HOST_ENV] === '1') return null;
+      const { readHost } = await import('../daemon/lock');
+      if (!readHost(this.homeDir)) return null;
+      const { connectHost } = await import('../daemon/client');
+      return (await connectHost(this.homeDir, { name: `${this.commandName} (pid ${process.pid})`, kind: 'cli' })) ?? null;
+    })();
+    return this.remote;
+  }
+
+  /** Closes the host connection, if one was made. */
+  async dispose(): Promise<void> {
+    const h = await this.remote;
+    h?.close();
   }
 
   /** Prints a command's result: `json` as one document with --json, else the human text. */
@@ -79,33 +156,6 @@ export class CliContext {
   }
 }
 
-/** Wraps a command action: typed errors become the documented exit code and error document. */
-export function action<A extends unknown[]>(
-  ctx: CliContext,
-  fn: (...args: [...A, Command]) => void | Promise<void>,
-): (...args: unknown[]) => Promise<void> {
-  return async (...args: unknown[]) => {
-    const cmd = args[args.length - 1] as Command;
-    try {
-      await fn(...(args as [...A, Command]));
-    } catch (e) {
-      ctx.exitCode = ctx.printError(e, !!ctx.globals(cmd).json);
-    }
-  };
-}
-
-const examples = new WeakMap<Command, string[]>();
-
-/** The examples given to a command (for help as data). */
-export function examplesOf(cmd: Command): string[] {
-  return examples.get(cmd) ?? [];
-}
-
-export function example(cmd: Command, ...lines: string[]): Command {
-  examples.set(cmd, lines);
-  return cmd.addHelpText('after', `\nExample${lines.length > 1 ? 's' : ''}:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`);
-}
-
 /** Parses a non-negative integer option or argument, or fails with InvalidInput naming it. */
 export function parseCount(name: string, value: string): number {
   if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) {
@@ -114,20 +164,11 @@ export function parseCount(name: string, value: string): number {
   return Number(value);
 }
 
-export function humanBytes(n: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let v = n;
-  let i = 0;
-  while (v >= 1024 && i < units.length - 1) {
-    v /= 1024;
-    i++;
-  }
-  return i === 0 ? `${n} B` : `${v.toFixed(1)} ${units[i]}`;
-}
-
 /** Left-aligned plain-text table. */
 export function table(rows: string[][]): string {
   if (rows.length === 0) return '';
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
   return rows.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]!))).join('  ')).join('\n') + '\n';
 }
+
+export { humanBytes } from '../ops/format';

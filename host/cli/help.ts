@@ -1,7 +1,7 @@
 /** A command's help as data (CliHelp), for `--json`: the same tree `--help` prints, nothing lost to layout. */
 import type { Command, Option } from 'commander';
 import type { CliHelp } from '../protocol/help';
-import { examplesOf } from './context';
+import { examplesOf } from './define';
 
 function fullName(c: Command): string {
   const names: string[] = [];

@@ -1,19 +1,39 @@
-/** The `avfs` command tree. Every command takes `--json` and `--vault`; errors map to documented exit codes. */
+/**
+ * The `avfs` command tree. Every command takes `--json` and `--vault`; errors map to documented
+ * exit codes. Only commander and the definitions load at start; a command's handler (and the
+ * store, the operations, zod…) load when it runs, from host/cli/core.ts.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { Command, CommanderError } from 'commander';
-import { AvfsError } from '../protocol/errors';
+import { requireWithCodeCache } from './bundleLoader';
 import { VERSION } from '../version';
 import * as checkpoint from './commands/checkpoint';
 import * as files from './commands/files';
-import * as mount from './commands/mount';
 import * as host from './commands/host';
+import * as mount from './commands/mount';
 import * as policy from './commands/policy';
 import * as proxy from './commands/proxy';
 import * as store from './commands/store';
 import * as vault from './commands/vault';
-import { CliContext } from './context';
+import type { CliIo, Outcome } from './core';
+import type { Act } from './define';
 import { helpOf } from './help';
 
-export function buildProgram(ctx: CliContext): Command {
+/**
+ * The handlers' module; in the bundle a file of its own (see scripts/build.mjs), read only when a
+ * command runs. Loaded with require, not import(): importing CommonJS through Node's ESM loader
+ * runs its export scanner over the whole 2 MB file first, which costs more than the file's compile.
+ */
+function core(): typeof import('./core') {
+  // In the bundle (dist/avfs.js) the core is dist/avfs-core.js beside it, loaded with its code cache.
+  const bundled = join(__dirname, 'avfs-core.js');
+  if (__filename.endsWith('avfs.js') && existsSync(bundled)) return requireWithCodeCache<typeof import('./core')>(bundled);
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- see above
+  return require('./core') as typeof import('./core');
+}
+
+export function buildProgram(act: Act): Command {
   const program = new Command('avfs')
     .description('agentvfs: isolated single-file workspaces (vaults) for AI coding agents')
     .version(VERSION, '-V, --version')
@@ -21,7 +41,7 @@ export function buildProgram(ctx: CliContext): Command {
     .option('--vault <name>', 'act on this vault instead of the current one')
     .showSuggestionAfterError(true)
     .exitOverride();
-  for (const m of [vault, files, store, checkpoint, mount, policy, proxy, host]) m.register(program, ctx);
+  for (const m of [vault, files, store, checkpoint, mount, policy, proxy, host]) m.register(program, act);
   program.commands.forEach(function override(c: Command) {
     c.exitOverride();
     c.commands.forEach(override);
@@ -29,14 +49,17 @@ export function buildProgram(ctx: CliContext): Command {
   return program;
 }
 
-/** Runs the CLI; resolves to the process exit code. */
-export async function main(argv: string[], ctx = new CliContext()): Promise<number> {
-  const program = buildProgram(ctx);
+/** Runs the CLI; resolves to the exit code, and whether to exit at once when done. */
+export async function main(argv: string[], io: CliIo = { stdout: process.stdout, stderr: process.stderr }): Promise<Outcome> {
+  let outcome: Outcome = { code: 0, exitWhenDone: false };
+  const program = buildProgram((name) => async (...args: unknown[]) => {
+    outcome = await core().runAction(name, args, io);
+  });
   const json = argv.includes('--json');
   const bare = argv.filter((a) => a !== '--json');
   if (bare.length === 1 && (bare[0] === '--version' || bare[0] === '-V')) {
-    ctx.stdout.write(json ? JSON.stringify({ version: VERSION }) + '\n' : VERSION + '\n');
-    return 0;
+    io.stdout.write(json ? JSON.stringify({ version: VERSION }) + '\n' : VERSION + '\n');
+    return outcome;
   }
   // With --json, help is data too: whichever command shows its help (`--help`, `help [cmd]`, a
   // command group given no subcommand, or nothing at all) is printed as one CliHelp document.
@@ -52,16 +75,13 @@ export async function main(argv: string[], ctx = new CliContext()): Promise<numb
   }
   try {
     await program.parseAsync(argv, { from: 'user' });
-    return ctx.exitCode;
+    return outcome;
   } catch (e) {
-    if (e instanceof CommanderError) {
-      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') {
-        if (json && helped) ctx.stdout.write(JSON.stringify(helpOf(helped), null, 2) + '\n');
-        return 0;
-      }
-      const message = e.message.replace(/^error: /, '');
-      return ctx.printError(new AvfsError('InvalidInput', message, { code: e.code }), json);
+    if (!(e instanceof CommanderError)) throw e;
+    if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') {
+      if (json && helped) io.stdout.write(JSON.stringify(helpOf(helped), null, 2) + '\n');
+      return outcome;
     }
-    return ctx.printError(e, json);
+    return { code: core().usageError(e.message.replace(/^error: /, ''), e.code, json, io), exitWhenDone: false };
   }
 }

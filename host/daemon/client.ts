@@ -4,12 +4,13 @@
  * that crashed (its record is cleared on the way), means the caller works in-process.
  */
 import { connect, type Socket } from 'node:net';
-import { createMessageConnection, type MessageConnection, SocketMessageReader, SocketMessageWriter, CancellationTokenSource } from 'vscode-jsonrpc/node';
+import { createMessageConnection, type MessageConnection, SocketMessageReader, CancellationTokenSource } from 'vscode-jsonrpc/node';
 import type { z } from 'zod';
 import { HOST_METHODS, type HostMethodName } from '../protocol/host';
 import type { MethodName, MethodParams, MethodResult } from '../protocol/methods';
-import type { AvfsHome } from '../store/home';
+import type { HomeDir } from '../store/homeDir';
 import { type HostRecord, readHost } from './lock';
+import { FrameWriter } from './frames';
 import { fromRpcError } from './rpcErrors';
 
 export interface HostClient {
@@ -28,6 +29,7 @@ export interface ConnectOptions {
   approver?: boolean | 'own';
   /** Before listening: register handlers for what the host may send (approval/request, notifications). */
   setup?: (conn: MessageConnection) => void;
+  /** How long to wait for the socket to connect, and then for the host to answer the introduction. */
   timeoutMs?: number;
 }
 
@@ -64,12 +66,12 @@ async function request<T>(conn: MessageConnection, method: string, params: unkno
 }
 
 /** The running host of `home`, connected; undefined when there is none (or it does not answer). */
-export async function connectHost(home: AvfsHome, opts: ConnectOptions): Promise<HostClient | undefined> {
+export async function connectHost(home: HomeDir, opts: ConnectOptions): Promise<HostClient | undefined> {
   const host = readHost(home);
   if (!host) return undefined;
   const socket = await openSocket(host.socket, opts.timeoutMs ?? 2000);
   if (!socket) return undefined;
-  const conn = createMessageConnection(new SocketMessageReader(socket), new SocketMessageWriter(socket));
+  const conn = createMessageConnection(new SocketMessageReader(socket), new FrameWriter(socket));
   opts.setup?.(conn);
   conn.listen();
   const close = () => {
@@ -77,9 +79,13 @@ export async function connectHost(home: AvfsHome, opts: ConnectOptions): Promise
     socket.destroy();
   };
   try {
-    const hello = HOST_METHODS['client/hello'].result.parse(
-      await request(conn, 'client/hello', { name: opts.name, kind: opts.kind, approver: opts.approver ?? false, pid: process.pid }),
-    );
+    // A host that accepts connections but does not answer (stopped, or hung) counts as none.
+    let timer: NodeJS.Timeout | undefined;
+    const silent = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('the host did not answer')), opts.timeoutMs ?? 2000);
+    });
+    const answer = request(conn, 'client/hello', { name: opts.name, kind: opts.kind, approver: opts.approver ?? false, pid: process.pid });
+    const hello = HOST_METHODS['client/hello'].result.parse(await Promise.race([answer, silent]).finally(() => clearTimeout(timer)));
     return {
       host,
       conn,

@@ -26,12 +26,17 @@ export class ChangeWatcher {
   private readonly open = new Map<string, Vault>();
   private readonly dirty = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
+  /** When the last notice went out. A look that finds nothing new (the first bytes of a commit still being written) does not count. */
+  private lastFlush = -Infinity;
 
   constructor(
     private readonly home: AvfsHome,
-    private readonly emit: (n: VaultChangeNotice) => void,
+    private readonly send: (n: VaultChangeNotice) => void,
     private readonly log: (message: string) => void,
-    /** How long to gather changes before one notice (a burst of writes is one notice). */
+    /**
+     * At most one notice per vault this often: a change after a quiet spell is told at once, the
+     * rest of a burst is gathered into the next notice.
+     */
     private readonly batchMs = 25,
   ) {}
 
@@ -43,9 +48,14 @@ export class ChangeWatcher {
       const name = vaultOf(file.toString());
       if (name === undefined) return;
       this.dirty.add(name);
-      this.timer ??= setTimeout(() => this.flush(), this.batchMs);
+      this.timer ??= setTimeout(() => this.flush(), Math.max(0, this.lastFlush + this.batchMs - performance.now()));
     });
     this.watcher.on('error', (e) => this.log(`watching ${this.home.vaultsDir} failed: ${e.message}`));
+  }
+
+  private emit(n: VaultChangeNotice): void {
+    this.lastFlush = performance.now();
+    this.send(n);
   }
 
   stop(): void {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { AvfsError } from '../protocol/errors';
 import { pidAlive } from '../fuse/registry';
-import type { AvfsHome } from '../store/home';
+import type { HomeDir } from '../store/homeDir';
 
 export const HostRecord = z.object({ pid: z.number().int(), socket: z.string(), started_at: z.string(), version: z.string() });
 export type HostRecord = z.infer<typeof HostRecord>;
@@ -18,11 +18,11 @@ export type HostRecord = z.infer<typeof HostRecord>;
 /** Unix socket paths are limited to 107 bytes; a deeper home gets its socket in a private runtime directory. */
 const SOCKET_PATH_MAX = 107;
 
-export function hostFile(home: AvfsHome): string {
+export function hostFile(home: HomeDir): string {
   return join(home.dir, 'host.json');
 }
 
-export function socketPath(home: AvfsHome): string {
+export function socketPath(home: HomeDir): string {
   const inHome = join(home.dir, 'host.sock');
   if (Buffer.byteLength(inHome) <= SOCKET_PATH_MAX) return inHome;
   const dir = join(tmpdir(), `avfs-${userInfo().uid}`);
@@ -31,7 +31,7 @@ export function socketPath(home: AvfsHome): string {
 }
 
 /** The running host of this home, or undefined (a stale record is cleared on the way). */
-export function readHost(home: AvfsHome): HostRecord | undefined {
+export function readHost(home: HomeDir): HostRecord | undefined {
   let text: string;
   try {
     text = readFileSync(hostFile(home), 'utf8');
@@ -50,7 +50,7 @@ export function readHost(home: AvfsHome): HostRecord | undefined {
   return undefined;
 }
 
-function clearStale(home: AvfsHome, rec: HostRecord): void {
+function clearStale(home: HomeDir, rec: HostRecord): void {
   rmSync(rec.socket, { force: true });
   rmSync(hostFile(home), { force: true });
 }
@@ -60,7 +60,7 @@ function clearStale(home: AvfsHome, rec: HostRecord): void {
  * written to a private file first and then linked into place: link() fails if the name exists,
  * so readers never see half a record and two hosts can never both succeed.
  */
-export function claimHome(home: AvfsHome, rec: HostRecord): () => void {
+export function claimHome(home: HomeDir, rec: HostRecord): () => void {
   mkdirSync(home.dir, { recursive: true });
   const mine = `${hostFile(home)}.${rec.pid}`;
   writeFileSync(mine, JSON.stringify(rec, null, 2) + '\n', { mode: 0o600 });

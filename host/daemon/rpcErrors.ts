@@ -1,16 +1,12 @@
 /**
- * avfs errors over JSON-RPC: a code outside the range JSON-RPC reserves, one per error kind, and
- * the typed error itself as `data`, so a client turns it back into the same AvfsError.
+ * avfs errors over JSON-RPC: the code of the error's kind in the error table (outside the range
+ * JSON-RPC reserves), and the typed error itself as `data`, so a client turns it back into the
+ * same AvfsError.
  */
 import { ResponseError } from 'vscode-jsonrpc/node';
-import { AvfsError, ERROR_TABLE, type ErrorJson, ErrorJson as ErrorJsonSchema } from '../protocol/errors';
-import { RPC_ERROR_BASE } from '../protocol/host';
+import { AvfsError, type ErrorJson, ErrorJson as ErrorJsonSchema } from '../protocol/errors';
 
-export function rpcCode(e: AvfsError): number {
-  return RPC_ERROR_BASE - ERROR_TABLE[e.kind].exit;
-}
-
-export function rpcError(e: AvfsError, code = rpcCode(e)): ResponseError<ErrorJson> {
+export function rpcError(e: AvfsError, code = e.rpcCode): ResponseError<ErrorJson> {
   return new ResponseError(code, e.message, e.toJSON());
 }
 

@@ -10,37 +10,43 @@ import { randomUUID } from 'node:crypto';
 import { chmodSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import {
+  type CancellationToken,
   CancellationTokenSource,
   createMessageConnection,
   ErrorCodes,
   type MessageConnection,
   ResponseError,
   StreamMessageReader,
-  StreamMessageWriter,
 } from 'vscode-jsonrpc/node';
 import type { z } from 'zod';
 import { toAvfsError } from '../protocol/errors';
 import type { ApprovalRequest, ExecutionEnvelope } from '../protocol/exec';
 import { ExecRequest } from '../protocol/exec';
 import { APPROVAL_REQUEST, ApprovalReply, HOST_METHODS, type HostMethodName, type NotificationName, NOTIFICATIONS } from '../protocol/host';
-import { METHOD_NAMES, METHODS, type MethodName, type MountInfo } from '../protocol/methods';
+import { METHOD_NAMES, METHODS, type MountInfo } from '../protocol/methods';
 import { type PolicyEngine, createPolicyEngine } from '../policy/engine';
 import { addAlwaysAllowRules } from '../policy/sources';
 import { runExec } from '../proxy/pipeline';
+import { RunnerProcess } from '../proxy/runnerClient';
 import { MountRegistry } from '../fuse/registry';
 import { stopMount } from '../fuse/server';
 import type { AvfsHome } from '../store/home';
 import { VERSION } from '../version';
 import { ApprovalBroker } from './broker';
 import { ChangeWatcher } from './events';
-import { FrameError, FrameGuard } from './frames';
+import { FrameError, FrameGuard, FrameWriter } from './frames';
 import { claimHome, socketPath } from './lock';
 import { rpcError } from './rpcErrors';
-import type { OpsTable } from '../ops/context';
+import type { OpName } from '../ops/context';
+import type { Surface } from '../store/journal';
+import { OpsPool } from './pool';
 
 export interface HostOptions {
   home: AvfsHome;
-  ops: Partial<OpsTable>;
+  /** Threads that run operations (default 2). */
+  workers?: number;
+  /** Log every call (client, method, milliseconds) on the host's own log; off by default. */
+  logCalls?: boolean;
   /** Also serve the parent on stdin/stdout; the host stops when that stream ends. */
   stdio?: boolean;
   approvalTimeoutMs?: number;
@@ -71,12 +77,16 @@ export class VaultHost {
   private readonly ownMounts = new Set<string>();
   readonly socket: string;
   private readonly startedAt = new Date();
+  private readonly pool: OpsPool;
+  /** Starts the commands of exec/run: a fork of this process would cost several times more. */
+  private readonly runner = new RunnerProcess();
   private stopping: Promise<void> | undefined;
   private resolveStopped!: () => void;
   readonly stopped = new Promise<void>((r) => (this.resolveStopped = r));
 
   constructor(private readonly opts: HostOptions) {
     this.socket = socketPath(opts.home);
+    this.pool = new OpsPool(opts.home, opts.workers ?? 2, (m) => this.log('warn', m), () => this.policyEngine());
     this.broker = new ApprovalBroker({
       timeoutMs: opts.approvalTimeoutMs ?? 300_000,
       peers: (req) => this.approversFor(req),
@@ -94,6 +104,8 @@ export class VaultHost {
   async start(): Promise<void> {
     this.release = claimHome(this.opts.home, { pid: process.pid, socket: this.socket, started_at: this.startedAt.toISOString(), version: VERSION });
     try {
+      // The operation threads and the command runner start with the host: the first call finds them ready.
+      await Promise.all([this.pool.start(), this.runner.start()]);
       rmSync(this.socket, { force: true });
       this.server = createServer((s) => this.accept(s, s, s, 'socket'));
       await new Promise<void>((res, rej) => {
@@ -114,6 +126,8 @@ export class VaultHost {
       }
       this.log('info', `host ${process.pid} serving ${this.opts.home.dir} on ${this.socket}${this.opts.stdio ? ' and stdio' : ''}`);
     } catch (e) {
+      await this.pool.stop();
+      this.runner.stop();
       this.release();
       throw e;
     }
@@ -148,7 +162,7 @@ export class VaultHost {
   private accept(input: NodeJS.ReadableStream, output: NodeJS.WritableStream, socket: Socket | undefined, via: string): void {
     const id = randomUUID();
     const guard = new FrameGuard();
-    const conn = createMessageConnection(new StreamMessageReader(input.pipe(guard)), new StreamMessageWriter(output));
+    const conn = createMessageConnection(new StreamMessageReader(input.pipe(guard)), new FrameWriter(output));
     const client: Client = { id, name: `${via} client`, kind: 'other', approver: false, conn, connectedAt: new Date().toISOString() };
     if (socket) this.sockets.add(socket);
     let closed = false;
@@ -187,19 +201,20 @@ export class VaultHost {
 
   private register(client: Client): void {
     const { conn } = client;
-    const handle = <P>(method: string, schema: z.ZodType<P>, fn: (params: P, token: { signal: AbortSignal }) => unknown) => {
+    const handle = <P>(method: string, schema: z.ZodType<P>, fn: (params: P, token: CancellationToken) => unknown) => {
       conn.onRequest(method, async (raw: unknown, token) => {
+        const started = this.opts.logCalls ? performance.now() : 0;
+        let outcome = 'ok';
         const parsed = schema.safeParse(raw ?? {});
-        if (!parsed.success) throw rpcError(toAvfsError(parsed.error), ErrorCodes.InvalidParams);
-        const ac = new AbortController();
-        const sub = token.onCancellationRequested(() => ac.abort());
         try {
-          return await fn(parsed.data, { signal: ac.signal });
+          if (!parsed.success) throw rpcError(toAvfsError(parsed.error), ErrorCodes.InvalidParams);
+          return await fn(parsed.data, token);
         } catch (e) {
-          if (e instanceof ResponseError) throw e;
-          throw rpcError(toAvfsError(e));
+          const re = e instanceof ResponseError ? e : rpcError(toAvfsError(e));
+          outcome = `error ${(re.data as { error?: string } | undefined)?.error ?? re.code}`;
+          throw re;
         } finally {
-          sub.dispose();
+          if (this.opts.logCalls) this.opts.log?.('info', `call ${method} from ${client.name}: ${outcome} in ${(performance.now() - started).toFixed(2)} ms`);
         }
       });
     };
@@ -225,21 +240,20 @@ export class VaultHost {
 
     for (const method of METHOD_NAMES) {
       if (method === 'exec/run') continue;
-      const impl = this.opts.ops[method as Exclude<MethodName, 'exec/run'>] as ((ctx: unknown, p: unknown) => unknown) | undefined;
-      if (!impl) continue;
-      handle(method, METHODS[method].params as z.ZodType<unknown>, (p) => {
-        const result = impl({ home: this.opts.home, surface: 'rpc' }, p);
-        if (method === 'mount/mount') void Promise.resolve(result).then((m) => this.ownMounts.add((m as MountInfo).mountpoint));
+      handle(method, METHODS[method].params as z.ZodType<unknown>, async (p) => {
+        const result = await this.pool.run(method as OpName, p, surfaceOf(client));
+        // A mount an editor asked for goes when the host goes; one a terminal made stays, as without a host.
+        if (method === 'mount/mount' && client.kind !== 'cli') this.ownMounts.add((result as MountInfo).mountpoint);
         return result;
       });
     }
-    handle('exec/run', ExecRequest, (req, { signal }) => this.exec(client, req, signal));
+    handle('exec/run', ExecRequest, (req, token) => this.exec(client, req, token));
   }
 
-  private async exec(client: Client, req: z.output<typeof ExecRequest>, signal: AbortSignal): Promise<ExecutionEnvelope> {
+  private async exec(client: Client, req: z.output<typeof ExecRequest>, token: CancellationToken): Promise<ExecutionEnvelope> {
     const id = req.id ?? randomUUID();
     const cancel = new AbortController();
-    signal.addEventListener('abort', () => cancel.abort(), { once: true });
+    const cancelled = token.onCancellationRequested(() => cancel.abort());
     this.runs.set(id, { client: client.id, cancel });
     this.notify('exec/started', { id, vault: req.vault ?? null, command: 'shell' in req.command ? req.command.shell : req.command.argv.join(' '), surface: `rpc:${client.name}`, started_at: new Date().toISOString() });
     try {
@@ -252,6 +266,8 @@ export class VaultHost {
           inProcessMounts: false,
           surface: `rpc:${client.name}`,
           signal: cancel.signal,
+          store: this.pool.execStore(),
+          run: (o) => this.runner.run(o),
           onState: (runId, state) => this.notify('exec/state', { id: runId, state }),
           onOutput: (runId, stream, chunk) => this.notify('exec/output', { id: runId, stream, text: chunk.toString('utf8') }),
         },
@@ -260,6 +276,7 @@ export class VaultHost {
       this.notify('exec/finished', { id, envelope });
       return envelope;
     } finally {
+      cancelled.dispose();
       this.runs.delete(id);
     }
   }
@@ -298,6 +315,8 @@ export class VaultHost {
         }
       }
       this.watcher?.stop();
+      await this.pool.stop();
+      this.runner.stop();
       for (const c of this.clients.values()) c.conn.dispose();
       for (const s of this.sockets) s.destroy();
       rmSync(this.socket, { force: true });
@@ -308,3 +327,7 @@ export class VaultHost {
   }
 }
 
+/** Who a client's changes are recorded as in the audit trail: a terminal is `cli`, an editor `editor`, anything else `rpc`. */
+function surfaceOf(client: Client): Surface {
+  return client.kind === 'cli' ? 'cli' : client.kind === 'vscode' ? 'editor' : 'rpc';
+}

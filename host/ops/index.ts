@@ -1,4 +1,10 @@
-/** The operations table (host/ops/*): filled in as each area moves down from the CLI. */
+/** The operations table: every method of host/protocol/methods.ts but exec/run, implemented once. */
+import { checkpointOps } from './checkpoints';
 import type { OpsTable } from './context';
+import { fileOps } from './files';
+import { mountOps } from './mounts';
+import { policyOps } from './policy';
+import { storeOps } from './store';
+import { vaultOps } from './vaults';
 
-export const OPS: Partial<OpsTable> = {};
+export const OPS: OpsTable = { ...vaultOps, ...fileOps, ...checkpointOps, ...storeOps, ...mountOps, ...policyOps };

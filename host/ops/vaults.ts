@@ -1,17 +1,18 @@
 /**
- * Vault operations every surface shares (the CLI today, the host next): list, info, delete and
- * upgrade, with their guards. A file in the vaults directory that cannot be read never hides the
- * others: it is listed as unreadable with the reason, and can be deleted.
+ * Vault operations (`vault/*` but stats and gc): create, list, info, use, fork, delete, upgrade,
+ * with their guards. A file in the vaults directory that cannot be read never hides the others:
+ * it is listed as unreadable with the reason, and can be deleted.
  */
 import { assertNotMounted } from '../fuse/registry';
 import { AvfsError } from '../protocol/errors';
 import type { VaultInfo, VaultSummary } from '../protocol/vault';
 import { readOnlyOnDisk, schemaVersion, tableNames } from '../store/db';
 import { childrenOf, FORK_KEY_PREFIX, parentOf } from '../store/forkLinks';
-import { flattenInto } from '../store/forks';
+import { flattenInto, forkVault } from '../store/forks';
 import type { AvfsHome } from '../store/home';
 import { MIGRATIONS } from '../store/schema';
 import type { Vault } from '../store/vault';
+import type { OpsTable } from './context';
 
 /** Opens a vault to look at it: read-only, any schema this avfs can read, nothing migrated. */
 function withReader<T>(home: AvfsHome, name: string, fn: (v: Vault) => T): T {
@@ -72,22 +73,12 @@ export function vaultInfo(home: AvfsHome, name: string): VaultInfo {
   });
 }
 
-export interface DeleteResult {
-  deleted: string;
-  flattened: string[];
-}
-
 /**
  * Deletes a vault's files, readable or not. Refused while it is mounted, and while forks read
  * from it unless `flatten` (which first copies into them the chunks only it holds). If some
  * vault's parent cannot be read, the deletion stops: that vault might depend on this one.
- * `confirm` runs after the guards and before anything changes.
  */
-export async function deleteVault(
-  home: AvfsHome,
-  name: string,
-  opts: { flatten?: boolean; confirm?: () => Promise<boolean> } = {},
-): Promise<DeleteResult> {
+export function deleteVault(home: AvfsHome, name: string, opts: { flatten?: boolean } = {}): { deleted: string; flattened: string[] } {
   home.resolve(name);
   assertNotMounted(home, name, 'delete it');
   const forks = childrenOf(home, name);
@@ -97,7 +88,6 @@ export async function deleteVault(
       forks,
     });
   }
-  if (opts.confirm && !(await opts.confirm())) throw new AvfsError('InvalidInput', 'deletion cancelled', { vault: name });
   const flattened = forks.length > 0 ? flattenInto(home, name) : [];
   const parent = parentOrNull(home, name);
   home.removeFiles(name);
@@ -128,15 +118,8 @@ function forgetFork(home: AvfsHome, parent: string, fork: string): void {
   }
 }
 
-export interface UpgradeResult {
-  vault: string;
-  from: number;
-  to: number;
-  upgraded: boolean;
-}
-
 /** Applies the schema migrations a vault file written by an older avfs is missing. */
-export function upgradeVault(home: AvfsHome, name: string): UpgradeResult {
+function upgradeVault(home: AvfsHome, name: string) {
   home.resolve(name);
   const file = home.vaultFile(name);
   const from = withReader(home, name, (v) => schemaVersion(v.db));
@@ -148,3 +131,44 @@ export function upgradeVault(home: AvfsHome, name: string): UpgradeResult {
   home.open(name).close();
   return { vault: name, from, to: MIGRATIONS.length, upgraded: from < MIGRATIONS.length };
 }
+
+export const vaultOps = {
+  'vault/list': (ctx) => ({ vaults: listVaults(ctx.home) }),
+
+  'vault/create': (ctx, p) => {
+    const quotas = p.quotas ?? {};
+    const v = ctx.home.create(p.name, quotas);
+    v.close();
+    if (p.use) ctx.home.setCurrent(p.name);
+    return {
+      created: p.name,
+      current: p.use,
+      backend: 'sqlite' as const,
+      path: v.file,
+      quotas: { max_size_mb: null, max_files: null, max_file_size_mb: null, ...quotas },
+    };
+  },
+
+  'vault/info': (ctx, p) => vaultInfo(ctx.home, ctx.home.resolve(p.name)),
+
+  'vault/use': (ctx, p) => {
+    ctx.home.resolve(p.name);
+    ctx.home.setCurrent(p.name);
+    return { current: p.name };
+  },
+
+  'vault/fork': (ctx, p) => {
+    ctx.home.resolve(p.source);
+    const started = performance.now();
+    const fork = forkVault(ctx.home, p.source, p.name);
+    const ms = Math.round((performance.now() - started) * 10) / 10;
+    const file = fork.file;
+    fork.close();
+    if (p.use) ctx.home.setCurrent(p.name);
+    return { source: p.source, name: p.name, current: p.use, backend: 'sqlite' as const, path: file, copy_on_write: true, duration_ms: ms };
+  },
+
+  'vault/delete': (ctx, p) => deleteVault(ctx.home, p.name, { flatten: p.flatten }),
+
+  'vault/upgrade': (ctx, p) => upgradeVault(ctx.home, p.name),
+} satisfies Partial<OpsTable>;

@@ -29,19 +29,24 @@ const REQUEST_SCHEMAS: Record<string, z.ZodType> = {
 };
 
 function errorsMarkdown(): string {
-  const rows = Object.entries(ERROR_TABLE).map(([kind, e]) => `| \`${kind}\` | ${e.exit} | \`${e.errno}\` | ${e.doc} |`);
+  const rows = Object.entries(ERROR_TABLE).map(
+    ([kind, e]) => `| \`${kind}\` | ${e.exit} | \`${e.errno}\` | ${e.rpc} | ${e.vscode === null ? '–' : `\`${e.vscode}\``} | ${e.doc} |`,
+  );
   return `# Errors
 
 <!-- generated from host/protocol/errors.ts by \`npm run docs\`; do not edit -->
 
 Every failure on every surface is one typed error. With \`--json\` the CLI prints it as exactly one
 JSON document on stdout, \`{ "error": Kind, "message": "…", …details }\`, and exits with the code
-below; without \`--json\` it prints \`avfs: Kind: message\` on stderr. FUSE answers the errno.
+below; without \`--json\` it prints \`avfs: Kind: message\` on stderr. FUSE answers the errno. The
+vault host answers a JSON-RPC error with the code below (outside the range JSON-RPC reserves,
+-32768..-32000) and the same document as its \`data\`; the VS Code extension's file systems throw
+the \`vscode.FileSystemError\` named below (–: none fits; the editor shows the message).
 Details carry what an agent needs to branch: \`path\` for file errors, \`vault\` for vault errors,
 \`quota\`, \`limit\`, \`current\`, \`requested\` and \`unit\` for \`QuotaExceeded\`.
 
-| error | exit code | errno | meaning |
-|---|---|---|---|
+| error | exit code | errno | JSON-RPC code | VS Code | meaning |
+|---|---|---|---|---|---|
 ${rows.join('\n')}
 
 Exit code 0 is success, and every kind has its own code, so a script can branch on the status

@@ -1,42 +1,53 @@
 /**
  * The one error type of agentvfs and the one table that maps each kind to what every surface
- * needs: a CLI exit code, a POSIX errno for FUSE, and the JSON shape `{ error, message, ...details }`.
+ * needs: a CLI exit code, a POSIX errno for FUSE, a JSON-RPC error code for the host, the
+ * `vscode.FileSystemError` a file system provider throws (null: none fits, the editor shows the
+ * message as a plain error), and the JSON shape `{ error, message, ...details }`.
  * docs/errors.md is written from this table.
  */
 import { z } from 'zod';
 
+/** The `vscode.FileSystemError` factories a file system provider can throw. */
+export type VscodeFsError = 'FileNotFound' | 'FileExists' | 'FileNotADirectory' | 'FileIsADirectory' | 'NoPermissions' | 'Unavailable';
+
+/**
+ * JSON-RPC error codes of avfs errors lie below the range JSON-RPC reserves (-32768..-32000):
+ * -31000 minus the exit code, written out per kind so a code never changes with an exit code.
+ */
 export const ERROR_TABLE = {
-  InvalidInput: { exit: 2, errno: 'EINVAL', doc: 'An argument or option is malformed (bad number, unknown key, bad flag combination).' },
+  InvalidInput: { exit: 2, errno: 'EINVAL', rpc: -31002, vscode: null, doc: 'An argument or option is malformed (bad number, unknown key, bad flag combination).' },
   InvalidPath: {
     exit: 17,
     errno: 'EINVAL',
+    rpc: -31017,
+    vscode: 'FileNotFound',
     doc: 'A vault path is empty, not absolute, contains NUL, uses `..` to leave the root, or names an entry with bytes that are not UTF-8 (they could not be kept exactly).',
   },
-  NameTooLong: { exit: 18, errno: 'ENAMETOOLONG', doc: 'A path component is over 255 bytes or the path is over 4096 bytes.' },
-  NotFound: { exit: 3, errno: 'ENOENT', doc: 'The path (or checkpoint, or mount) does not exist.' },
-  AlreadyExists: { exit: 4, errno: 'EEXIST', doc: 'The target path already exists.' },
-  NotADirectory: { exit: 5, errno: 'ENOTDIR', doc: 'A path component, or the target, is not a directory.' },
-  IsADirectory: { exit: 6, errno: 'EISDIR', doc: 'A file operation was asked of a directory.' },
-  NotEmpty: { exit: 7, errno: 'ENOTEMPTY', doc: 'The directory is not empty (use `-r`).' },
-  SymlinkLoop: { exit: 19, errno: 'ELOOP', doc: 'Too many symbolic links were followed while resolving the path.' },
-  VaultNotFound: { exit: 8, errno: 'ENOENT', doc: 'No vault of that name exists in the avfs home.' },
-  VaultExists: { exit: 9, errno: 'EEXIST', doc: 'A vault of that name already exists.' },
-  NoActiveVault: { exit: 10, errno: 'ENOENT', doc: 'No `--vault` was given and no vault is in use (`avfs vault use NAME`).' },
-  QuotaExceeded: { exit: 11, errno: 'EDQUOT', doc: 'The write would pass a vault quota; nothing was written.' },
-  ReadOnly: { exit: 12, errno: 'EROFS', doc: 'The vault (or mount) is read-only, or its file or the vaults directory is read-only on disk.' },
-  VaultInUse: { exit: 13, errno: 'EBUSY', doc: 'The vault has forks that depend on it, or is mounted.' },
-  Busy: { exit: 25, errno: 'EBUSY', doc: 'The resource (mountpoint, vault) is busy.' },
-  PermissionDenied: { exit: 14, errno: 'EACCES', doc: 'The host refused access (e.g. a host path is unreadable).' },
-  NotSupported: { exit: 15, errno: 'ENOTSUP', doc: 'The operation is not supported on this kind of entry or platform.' },
-  UnsafeSymlink: { exit: 16, errno: 'EACCES', doc: 'A symlink points outside the tree being imported or exported.' },
-  PolicyDenied: { exit: 20, errno: 'EACCES', doc: 'The policy denied the command; nothing ran.' },
-  ApprovalRequired: { exit: 21, errno: 'EACCES', doc: 'The command needs approval and no approver answered.' },
-  Timeout: { exit: 22, errno: 'ETIMEDOUT', doc: 'The operation did not finish in its time limit.' },
-  MountError: { exit: 23, errno: 'EIO', doc: 'Mounting or unmounting failed.' },
-  PolicyFileInvalid: { exit: 24, errno: 'EINVAL', doc: 'A policy rules file failed validation; the message names the field.' },
-  StorageError: { exit: 30, errno: 'EIO', doc: 'SQLite reported an error (corrupt file, disk full, locked past the busy timeout).' },
-  Internal: { exit: 1, errno: 'EIO', doc: 'A bug: please report it with the message.' },
-} as const satisfies Record<string, { exit: number; errno: string; doc: string }>;
+  NameTooLong: { exit: 18, errno: 'ENAMETOOLONG', rpc: -31018, vscode: 'NoPermissions', doc: 'A path component is over 255 bytes or the path is over 4096 bytes.' },
+  NotFound: { exit: 3, errno: 'ENOENT', rpc: -31003, vscode: 'FileNotFound', doc: 'The path (or checkpoint, or mount) does not exist.' },
+  AlreadyExists: { exit: 4, errno: 'EEXIST', rpc: -31004, vscode: 'FileExists', doc: 'The target path already exists.' },
+  NotADirectory: { exit: 5, errno: 'ENOTDIR', rpc: -31005, vscode: 'FileNotADirectory', doc: 'A path component, or the target, is not a directory.' },
+  IsADirectory: { exit: 6, errno: 'EISDIR', rpc: -31006, vscode: 'FileIsADirectory', doc: 'A file operation was asked of a directory.' },
+  NotEmpty: { exit: 7, errno: 'ENOTEMPTY', rpc: -31007, vscode: 'NoPermissions', doc: 'The directory is not empty (use `-r`).' },
+  SymlinkLoop: { exit: 19, errno: 'ELOOP', rpc: -31019, vscode: 'FileNotFound', doc: 'Too many symbolic links were followed while resolving the path.' },
+  VaultNotFound: { exit: 8, errno: 'ENOENT', rpc: -31008, vscode: 'FileNotFound', doc: 'No vault of that name exists in the avfs home.' },
+  VaultExists: { exit: 9, errno: 'EEXIST', rpc: -31009, vscode: 'FileExists', doc: 'A vault of that name already exists.' },
+  NoActiveVault: { exit: 10, errno: 'ENOENT', rpc: -31010, vscode: 'FileNotFound', doc: 'No `--vault` was given and no vault is in use (`avfs vault use NAME`).' },
+  QuotaExceeded: { exit: 11, errno: 'EDQUOT', rpc: -31011, vscode: 'NoPermissions', doc: 'The write would pass a vault quota; nothing was written.' },
+  ReadOnly: { exit: 12, errno: 'EROFS', rpc: -31012, vscode: 'NoPermissions', doc: 'The vault (or mount) is read-only, or its file or the vaults directory is read-only on disk.' },
+  VaultInUse: { exit: 13, errno: 'EBUSY', rpc: -31013, vscode: 'NoPermissions', doc: 'The vault has forks that depend on it, or is mounted.' },
+  Busy: { exit: 25, errno: 'EBUSY', rpc: -31025, vscode: 'Unavailable', doc: 'The resource (mountpoint, vault) is busy.' },
+  PermissionDenied: { exit: 14, errno: 'EACCES', rpc: -31014, vscode: 'NoPermissions', doc: 'The host refused access (e.g. a host path is unreadable).' },
+  NotSupported: { exit: 15, errno: 'ENOTSUP', rpc: -31015, vscode: 'NoPermissions', doc: 'The operation is not supported on this kind of entry or platform.' },
+  UnsafeSymlink: { exit: 16, errno: 'EACCES', rpc: -31016, vscode: 'NoPermissions', doc: 'A symlink points outside the tree being imported or exported.' },
+  PolicyDenied: { exit: 20, errno: 'EACCES', rpc: -31020, vscode: null, doc: 'The policy denied the command; nothing ran.' },
+  ApprovalRequired: { exit: 21, errno: 'EACCES', rpc: -31021, vscode: null, doc: 'The command needs approval and no approver answered.' },
+  Timeout: { exit: 22, errno: 'ETIMEDOUT', rpc: -31022, vscode: 'Unavailable', doc: 'The operation did not finish in its time limit.' },
+  MountError: { exit: 23, errno: 'EIO', rpc: -31023, vscode: 'Unavailable', doc: 'Mounting or unmounting failed.' },
+  PolicyFileInvalid: { exit: 24, errno: 'EINVAL', rpc: -31024, vscode: null, doc: 'A policy rules file failed validation; the message names the field.' },
+  StorageError: { exit: 30, errno: 'EIO', rpc: -31030, vscode: 'Unavailable', doc: 'SQLite reported an error (corrupt file, disk full, locked past the busy timeout).' },
+  Internal: { exit: 1, errno: 'EIO', rpc: -31001, vscode: null, doc: 'A bug: please report it with the message.' },
+} as const satisfies Record<string, { exit: number; errno: string; rpc: number; vscode: VscodeFsError | null; doc: string }>;
 
 export type ErrorKind = keyof typeof ERROR_TABLE;
 export const ERROR_KINDS = Object.keys(ERROR_TABLE) as [ErrorKind, ...ErrorKind[]];
@@ -69,6 +80,10 @@ export class AvfsError extends Error {
 
   get errno(): string {
     return ERROR_TABLE[this.kind].errno;
+  }
+
+  get rpcCode(): number {
+    return ERROR_TABLE[this.kind].rpc;
   }
 
   toJSON(): ErrorJson {

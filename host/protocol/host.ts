@@ -79,9 +79,3 @@ export const APPROVAL_REQUEST = 'approval/request';
 export const ApprovalReply = z.object({ answer: ApprovalAnswerKind, by: z.string().max(200).optional() });
 export type ApprovalReply = z.infer<typeof ApprovalReply>;
 export { ApprovalRequest };
-
-/**
- * JSON-RPC error codes of avfs errors: outside the range JSON-RPC reserves (-32768..-32000),
- * one per error kind (see the error table); `data` carries the typed error `{ error, message, … }`.
- */
-export const RPC_ERROR_BASE = -31000;

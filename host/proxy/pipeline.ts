@@ -31,7 +31,7 @@ import type { Decision, PolicyCommand } from '../protocol/policy';
 import type { PolicyEngine } from '../policy/engine';
 import { effectiveRuleSets } from '../policy/sources';
 import type { AvfsHome } from '../store/home';
-import type { CheckpointRow } from '../store/checkpoints';
+import type { CheckpointRow, SaveOptions } from '../store/checkpoints';
 import { diffTrees } from '../store/diff';
 import type { Vault } from '../store/vault';
 import { normalizePath } from '../vfs/paths';
@@ -40,7 +40,7 @@ import { type Approver, recordOf } from './approvals';
 import { type MountLease, leaseMount, planMount } from './mounts';
 import { childEnv } from './environment';
 import { pidAlive } from '../fuse/registry';
-import { runCommand, type RunResult } from './runner';
+import { runCommand, type RunOptions, type RunResult } from './runner';
 
 const TRANSITIONS: Record<ExecState, readonly ExecState[]> = {
   validating: ['policy'],
@@ -64,6 +64,27 @@ export function canMoveExec(from: ExecState, to: ExecState): boolean {
   return TRANSITIONS[from].includes(to);
 }
 
+/**
+ * The steps of a run whose cost grows with the vault's tree. In-process they run on the run's own
+ * connection; the host hands them to its operation threads, so they never hold up its other clients.
+ */
+export interface ExecStore {
+  saveCheckpoint(vault: string, opts: SaveOptions): Promise<CheckpointRow>;
+  deleteCheckpoint(vault: string, name: string): Promise<void>;
+  diffToLive(vault: string, from: { id: number; name: string }): Promise<ChangeSummary>;
+}
+
+/** ExecStore over an open vault, in this thread. */
+function storeOf(v: Vault): ExecStore {
+  return {
+    saveCheckpoint: async (_vault, opts) => v.checkpoints.save(opts),
+    deleteCheckpoint: async (_vault, name) => {
+      v.checkpoints.delete(name);
+    },
+    diffToLive: async (_vault, from) => diffTrees(v.db, v.inodes.chunks, { kind: 'checkpoint', ...from }, { kind: 'live' }),
+  };
+}
+
 export interface ExecDeps {
   home: AvfsHome;
   /** Loaded once per process (the host keeps one; the CLI loads it per call). */
@@ -76,6 +97,10 @@ export interface ExecDeps {
   signal?: AbortSignal;
   onState?: (id: string, state: ExecState) => void;
   onOutput?: (id: string, stream: 'stdout' | 'stderr', chunk: Buffer) => void;
+  /** Where checkpoints and the change summary are made (default: this thread, on the run's connection). */
+  store?: ExecStore;
+  /** What starts the command (default: this process; the host hands it to a small process of its own). */
+  run?: (opts: RunOptions) => Promise<RunResult>;
 }
 
 /** The state machine of one run, with the time spent in each state. */
@@ -149,6 +174,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
 
   let vaultName: string | null = null;
   let vault: Vault | undefined;
+  let store: ExecStore | undefined;
   let decision: Decision | undefined;
   let approval: ApprovalRecord | null = null;
   let checkpoint: CheckpointRow | undefined;
@@ -176,6 +202,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
     const vaultCwd = normalizePath(req.cwd);
     vaultName = deps.home.resolve(req.vault);
     vault = deps.home.open(vaultName, { surface: 'exec' });
+    store = deps.store ?? storeOf(vault);
     const plan = planMount(deps.home, { vault: vaultName, readonly: req.readonly, allowOther: req.allow_other, keep: req.keep_mount, ...(req.mountpoint !== undefined ? { mountpoint: req.mountpoint } : {}) });
     plannedMountpoint = plan.mountpoint;
     const hostCwd = vaultCwd === '/' ? plan.mountpoint : posix.join(plan.mountpoint, vaultCwd);
@@ -221,7 +248,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
     const wantCheckpoint = req.checkpoint === 'always' || (req.checkpoint === 'auto' && risky && !req.readonly);
     if (wantCheckpoint) {
       run.move('checkpointing');
-      checkpoint = vault.checkpoints.save({ auto: true, prefix: 'exec', description: `before: ${command.text}`.slice(0, 500) });
+      checkpoint = await store.saveCheckpoint(vaultName, { auto: true, prefix: 'exec', description: `before: ${command.text}`.slice(0, 500) });
     }
 
     // ---- mounting (with the baseline of the change summary when no checkpoint serves as one)
@@ -231,7 +258,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
     if (req.readonly) {
       if (vfs.stat(vaultCwd).type !== 'directory') throw err.notDir(vaultCwd);
     } else {
-      if (!checkpoint) baseline = vault.checkpoints.save({ internal: true, prefix: `exec-base-${process.pid}` });
+      if (!checkpoint) baseline = await store.saveCheckpoint(vaultName, { internal: true, prefix: `exec-base-${process.pid}` });
       vfs.mkdir(vaultCwd, { parents: true });
     }
     lease = await leaseMount(deps.home, plan, { keep: req.keep_mount, inProcess: deps.inProcessMounts });
@@ -239,7 +266,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
 
     // ---- executing
     run.move('executing');
-    result = await runCommand({
+    result = await (deps.run ?? runCommand)({
       argv: command.argv,
       cwd: hostCwd,
       env: childEnv({ clean: req.clean_env, extra: req.env, vault: vaultName, mountpoint: lease.mountpoint, vaultCwd, hostCwd, execId: run.id }),
@@ -261,10 +288,10 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
     run.move('summarizing');
     const before = checkpoint ?? baseline;
     if (before) {
-      changes = diffTrees(vault.db, vault.inodes.chunks, { kind: 'checkpoint', id: before.id, name: checkpoint ? before.name : 'before-run' }, { kind: 'live' });
+      changes = await store.diffToLive(vaultName, { id: before.id, name: checkpoint ? before.name : 'before-run' });
     }
     if (baseline) {
-      vault.checkpoints.delete(baseline.name);
+      await store.deleteCheckpoint(vaultName, baseline.name);
       baseline = undefined;
     }
     run.move(result.cancelled ? 'cancelled' : result.timedOut ? 'timed_out' : 'completed');
@@ -284,13 +311,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
     return envelope();
   } finally {
     if (lease) await lease.release().catch(() => undefined);
-    if (baseline) {
-      try {
-        vault?.checkpoints.delete(baseline.name);
-      } catch {
-        /* dropped by a later run */
-      }
-    }
+    if (baseline && store && vaultName) await store.deleteCheckpoint(vaultName, baseline.name).catch(() => undefined); // else dropped by a later run
     vault?.close();
   }
 

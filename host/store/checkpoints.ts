@@ -41,6 +41,15 @@ export function checkCheckpointName(name: string): string {
   return name;
 }
 
+export interface SaveOptions {
+  name?: string;
+  description?: string;
+  auto?: boolean;
+  prefix?: string;
+  /** A baseline of proxy exec: named with a leading dot, hidden from listings, never journaled. */
+  internal?: boolean;
+}
+
 export class Checkpoints {
   constructor(
     private readonly db: Db,
@@ -68,7 +77,7 @@ export class Checkpoints {
    * Saves the current tree. Without a name, the name is `<prefix>-<UTC time to the ms>-<id>`:
    * the id makes it unique even for two checkpoints in the same millisecond.
    */
-  save(opts: { name?: string; description?: string; auto?: boolean; prefix?: string; internal?: boolean } = {}): CheckpointRow {
+  save(opts: SaveOptions = {}): CheckpointRow {
     if (opts.name !== undefined) checkCheckpointName(opts.name);
     return writeTxn(this.db, () => {
       if (opts.name !== undefined && this.db.prepare('SELECT 1 FROM checkpoints WHERE name = ?').get(opts.name)) {

@@ -3,20 +3,17 @@
  * `<home>/current` names the vault in use.
  */
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { AvfsError } from '../protocol/errors';
 import { type Quotas, VAULT_NAME_RE } from '../protocol/vault';
 import { FORKS_RECORDED_KEY } from './forkLinks';
 import { AncestorChunks } from './forks';
+import { defaultHome } from './homeDir';
 import { Vault, type VaultOpenOptions } from './vault';
 
 export const VAULT_EXT = '.avfs';
 
-export function defaultHome(): string {
-  const env = process.env.AVFS_HOME;
-  return env && env.length > 0 ? env : join(homedir(), '.avfs');
-}
+export { defaultHome };
 
 export function checkVaultName(name: string): string {
   if (typeof name !== 'string' || !VAULT_NAME_RE.test(name)) {

@@ -37,7 +37,7 @@ export interface Attr {
   ctime: bigint;
 }
 
-interface InodeRow {
+export interface InodeRow {
   ino: number;
   mode: number;
   uid: number;
@@ -86,7 +86,7 @@ export function nowNs(): bigint {
 const split = (t: bigint): [number, number] => [Number(t / NS), Number(t % NS)];
 const join = (s: number, ns: number): bigint => BigInt(s) * NS + BigInt(ns);
 
-function rowToAttr(r: InodeRow): Attr {
+export function rowToAttr(r: InodeRow): Attr {
   return {
     ino: r.ino,
     mode: r.mode,

@@ -82,15 +82,24 @@ export function joinPath(dir: string, name: string): string {
   return dir === '/' ? '/' + name : dir + '/' + name;
 }
 
-/** A CLI argument as an absolute vault path, validated, its syntax kept (`/a.txt/` stays): relative paths are taken from the root. */
-export function cliVaultPath(arg: string): string {
+/**
+ * A vault path as a caller hands it over, validated, its syntax kept (`/a.txt/` stays): not empty,
+ * at most PATH_MAX bytes, absolute (or, for a CLI argument, taken from the root when relative).
+ */
+export function checkVaultPath(arg: string, opts: { relativeFromRoot?: boolean } = {}): string {
+  if (typeof arg !== 'string') throw err.invalidPath(String(arg), 'not a string');
   if (arg === '') throw err.invalidPath(arg, 'the path is empty');
   if (Buffer.byteLength(arg) > PATH_MAX) {
     throw new AvfsError('NameTooLong', `path is longer than ${PATH_MAX} bytes`, { path: arg.slice(0, 64) + '…' });
   }
-  const abs = arg.startsWith('/') ? arg : '/' + arg;
+  const abs = opts.relativeFromRoot && !arg.startsWith('/') ? '/' + arg : arg;
   splitPath(abs);
   return abs;
+}
+
+/** A CLI argument as an absolute vault path, validated, its syntax kept: relative paths are taken from the root. */
+export function cliVaultPath(arg: string): string {
+  return checkVaultPath(arg, { relativeFromRoot: true });
 }
 
 /** A CLI argument as a normalised vault path (relative paths are taken from the vault root). */

@@ -48,6 +48,39 @@ export function modeString(mode: number): string {
   return '0' + (mode & 0o7777).toString(8).padStart(3, '0');
 }
 
+/** A path's metadata as every surface shows it (a symlink's target given by the caller). */
+export function statOf(path: string, a: Attr, target: string | undefined): Stat {
+  return {
+    path,
+    type: kindOf(a.mode) as FileType,
+    ino: a.ino,
+    mode: modeString(a.mode),
+    nlink: a.nlink,
+    uid: a.uid,
+    gid: a.gid,
+    size: a.size,
+    atime: isoTime(a.atime),
+    mtime: isoTime(a.mtime),
+    ctime: isoTime(a.ctime),
+    mtime_ns: a.mtime.toString(),
+    ...(target !== undefined ? { target } : {}),
+  };
+}
+
+/** A directory entry as every surface shows it. */
+export function dirEntryOf(name: string, a: Attr, target: string | undefined): DirEntry {
+  return {
+    name,
+    type: kindOf(a.mode) as FileType,
+    size: a.size,
+    modified: isoTime(a.mtime),
+    ino: a.ino,
+    mode: modeString(a.mode),
+    nlink: a.nlink,
+    ...(target !== undefined ? { target } : {}),
+  };
+}
+
 export class Vfs {
   constructor(readonly vault: Vault) {}
 
@@ -176,23 +209,7 @@ export class Vfs {
   }
 
   toStat(path: string, a: Attr): Stat {
-    const type = kindOf(a.mode) as FileType;
-    const target = type === 'symlink' ? this.inodes.readlink(a.ino) : undefined;
-    return {
-      path,
-      type,
-      ino: a.ino,
-      mode: modeString(a.mode),
-      nlink: a.nlink,
-      uid: a.uid,
-      gid: a.gid,
-      size: a.size,
-      atime: isoTime(a.atime),
-      mtime: isoTime(a.mtime),
-      ctime: isoTime(a.ctime),
-      mtime_ns: a.mtime.toString(),
-      ...(target !== undefined ? { target } : {}),
-    };
+    return statOf(path, a, kindOf(a.mode) === 'symlink' ? this.inodes.readlink(a.ino) : undefined);
   }
 
   /** Directory entries with their attributes, sorted by name (`.`/`..` are not listed). */
@@ -200,20 +217,7 @@ export class Vfs {
     return readTxn(this.vault.db, () => {
       const dir = this.resolve(path, true);
       if (kindOf(dir.attr.mode) !== 'directory') throw err.notDir(dir.path);
-      return this.inodes.readdirAttrs(dir.ino).map(({ name, attr: a }) => {
-        const type = kindOf(a.mode) as FileType;
-        const target = type === 'symlink' ? this.inodes.readlink(a.ino) : undefined;
-        return {
-          name,
-          type,
-          size: a.size,
-          modified: isoTime(a.mtime),
-          ino: a.ino,
-          mode: modeString(a.mode),
-          nlink: a.nlink,
-          ...(target !== undefined ? { target } : {}),
-        };
-      });
+      return this.inodes.readdirAttrs(dir.ino).map(({ name, attr: a }) => dirEntryOf(name, a, kindOf(a.mode) === 'symlink' ? this.inodes.readlink(a.ino) : undefined));
     });
   }
 

@@ -1,0 +1,102 @@
+/**
+ * Handlers of the mount commands. `mount --foreground` serves the mount in this process (that is
+ * its point), so it never goes through a host; everything else is one operation.
+ */
+import { closeSync, writeSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import type { MountRecord } from '../../fuse/registry';
+import { AvfsError, toAvfsError } from '../../protocol/errors';
+import { type CliContext, parseCount, table } from '../context';
+
+interface MountOpts {
+  readonly?: boolean;
+  foreground?: boolean;
+  readyFd?: string;
+  cacheMs?: string;
+  allowOther?: boolean;
+}
+
+/** Runs the mount in this process until SIGTERM/SIGINT or an outside unmount. */
+async function serve(ctx: CliContext, vault: string, mountpoint: string, opts: MountOpts, onReady: (rec: MountRecord) => void): Promise<void> {
+  const { MountSession } = await import('../../fuse/session');
+  const session = new MountSession({
+    home: await ctx.home(),
+    vault,
+    mountpoint,
+    readonly: !!opts.readonly,
+    allowOther: !!opts.allowOther,
+    ...(opts.cacheMs !== undefined ? { cacheSeconds: parseCount('--cache-ms', opts.cacheMs) / 1000 } : {}),
+    log: (line) => process.stderr.write(line + '\n'),
+  });
+  const rec = await session.mount();
+  let stop!: () => void;
+  const stopped = new Promise<void>((r) => (stop = r));
+  const shutdown = (why: string) => {
+    process.stderr.write(`${new Date().toISOString()} ${why}: unmounting\n`);
+    void session.unmount().finally(stop);
+  };
+  for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(sig, () => shutdown(sig));
+  // Someone ran `fusermount -u` on us: clean up and leave.
+  let misses = 0;
+  const watch = setInterval(() => {
+    misses = session.state === 'mounted' && !session.stillMounted() ? misses + 1 : 0;
+    if (misses === 2) shutdown('the mount disappeared from the mount table');
+  }, 1000);
+  onReady(rec);
+  await stopped;
+  clearInterval(watch);
+}
+
+async function foreground(ctx: CliContext, vault: string, mp: string, opts: MountOpts, cmd: Command): Promise<void> {
+  const { checkVaultName } = await import('../../store/home');
+  checkVaultName(vault);
+  if (!(await ctx.home()).exists(vault)) throw new AvfsError('VaultNotFound', `vault not found: ${vault}`, { vault });
+  const fd = opts.readyFd !== undefined ? parseCount('--ready-fd', opts.readyFd) : undefined;
+  const { mountInfo } = await import('../../ops/mounts');
+  try {
+    await serve(ctx, vault, mp, opts, (rec) => {
+      if (fd !== undefined) {
+        writeSync(fd, JSON.stringify({ ok: true, record: rec }) + '\n');
+        closeSync(fd);
+      } else {
+        ctx.print(cmd, mountInfo(rec, true), () => `mounted ${vault} at ${mp} (pid ${rec.pid}); stop with Ctrl-C or 'avfs unmount ${mp}'`);
+      }
+    });
+  } catch (e) {
+    if (fd === undefined) throw e;
+    writeSync(fd, JSON.stringify({ ok: false, error: toAvfsError(e).toJSON() }) + '\n');
+    closeSync(fd);
+    throw e;
+  }
+}
+
+export const mountHandlers = {
+  /** The mountpoint is taken from this process's working directory, wherever the operation runs. */
+  'mount.mount': async (ctx: CliContext, vault: string, mountpoint: string, opts: MountOpts, cmd: Command) => {
+    const mp = resolve(mountpoint);
+    if (opts.foreground) return foreground(ctx, vault, mp, opts, cmd);
+    const rec = await ctx.call('mount/mount', {
+      vault,
+      mountpoint: mp,
+      readonly: !!opts.readonly,
+      allow_other: !!opts.allowOther,
+      ...(opts.cacheMs !== undefined ? { cache_ms: parseCount('--cache-ms', opts.cacheMs) } : {}),
+    });
+    ctx.print(cmd, rec, () => `mounted ${vault} at ${mp}${rec.readonly ? ' (read-only)' : ''} (pid ${rec.pid})`);
+  },
+
+  'mount.unmount': async (ctx: CliContext, mountpoint: string, opts: { timeout: string }, cmd: Command) => {
+    const r = await ctx.call('mount/unmount', { mountpoint: resolve(mountpoint), timeout_ms: parseCount('--timeout', opts.timeout) });
+    ctx.print(cmd, r, () => (r.unmounted ? `unmounted ${r.mountpoint}` : `nothing was mounted at ${r.mountpoint}`));
+  },
+
+  'mount.list': async (ctx: CliContext, _opts: unknown, cmd: Command) => {
+    const r = await ctx.call('mount/list', {});
+    ctx.print(cmd, r, () =>
+      r.mounts.length === 0
+        ? 'no mounts'
+        : table([['VAULT', 'MOUNTPOINT', 'MODE', 'PID', 'STATE', 'STARTED'], ...r.mounts.map((m) => [m.vault, m.mountpoint, m.readonly ? 'ro' : 'rw', String(m.pid), m.live ? m.state : 'dead', m.started])]),
+    );
+  },
+};

@@ -1,0 +1,174 @@
+/** The handler of `avfs proxy exec`: the request from the flags, the run (through the host when one is up), the envelope. */
+import type { Command } from 'commander';
+import { AvfsError } from '../../protocol/errors';
+import { randomUUID } from 'node:crypto';
+import { type ApprovalRequest, EXEC_EXIT, type ExecRequestInput, type ExecutionEnvelope } from '../../protocol/exec';
+import { APPROVAL_REQUEST } from '../../protocol/host';
+import { noApprover, terminalApprover } from '../../proxy/approvals';
+import { type CliContext, NO_HOST_ENV, parseCount } from '../context';
+import { renderSummary } from './checkpoint';
+
+interface ExecOptions {
+  shell?: string;
+  cwd: string;
+  readonly?: boolean;
+  keepMount?: boolean;
+  mountpoint?: string;
+  allowOther?: boolean;
+  timeout: string;
+  grace: string;
+  checkpoint: 'auto' | 'always' | 'never';
+  env: string[];
+  cleanEnv?: boolean;
+  stdin?: boolean;
+  maxOutput?: string;
+  prompt: boolean;
+}
+
+/** The exit code of a run: the command's own when it ran to the end, else the documented one. */
+export function execExitCode(env: ExecutionEnvelope): number {
+  const s = env.result.state;
+  if (s === 'completed') return env.result.exit_code ?? EXEC_EXIT.failed;
+  if (s === 'timed_out' || s === 'denied' || s === 'failed' || s === 'cancelled') return EXEC_EXIT[s];
+  return EXEC_EXIT.failed;
+}
+
+function parseEnv(pairs: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const p of pairs) {
+    const eq = p.indexOf('=');
+    if (eq <= 0) throw new AvfsError('InvalidInput', `--env takes NAME=VALUE, got ${JSON.stringify(p)}`, { field: 'env', value: p });
+    out[p.slice(0, eq)] = p.slice(eq + 1);
+  }
+  return out;
+}
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+  const parts: Buffer[] = [];
+  for await (const c of stream) parts.push(c as Buffer);
+  return Buffer.concat(parts).toString('utf8');
+}
+
+/** One line for a person, after the command's own output. */
+function humanReport(env: ExecutionEnvelope): string {
+  const r = env.result;
+  const lines: string[] = [];
+  const what =
+    r.state === 'completed'
+      ? `exit ${r.exit_code}${r.signal ? ` (${r.signal})` : ''} in ${r.duration_ms} ms`
+      : r.state === 'timed_out'
+        ? `timed out after ${r.duration_ms} ms (stopped with ${r.signal ?? 'a signal'})`
+        : r.state;
+  lines.push(`avfs: ${what}${r.checkpoint ? `; checkpoint ${r.checkpoint} (undo: avfs checkpoint restore ${r.checkpoint} --vault ${r.vault})` : ''}`);
+  if (r.error) lines.push(`avfs: ${r.error.error}: ${r.error.message}`);
+  if (r.changes && r.changes.totals.added + r.changes.totals.modified + r.changes.totals.deleted + r.changes.totals.renamed > 0) {
+    lines.push(renderSummary(r.changes).replace(/^/gm, '  '));
+  }
+  if (r.leftover_processes > 0) lines.push(`avfs: stopped ${r.leftover_processes} process(es) the command left running`);
+  if (r.stdout_truncated || r.stderr_truncated) lines.push('avfs: output was longer than --max-output; the envelope (--json) keeps its head and tail');
+  return lines.join('\n') + '\n';
+}
+
+/**
+ * With a host running, the run goes through it: its approvers (VS Code windows, `avfs approve`)
+ * answer, its kept mounts are shared. A terminal that can prompt offers to answer its own run's
+ * request too; the first answer wins. Undefined: no host, run in-process.
+ */
+async function viaHost(
+  ctx: CliContext,
+  request: ExecRequestInput,
+  opts: { interactive: boolean; signal: AbortSignal; show?: (stream: 'stdout' | 'stderr', text: string) => void },
+): Promise<ExecutionEnvelope | undefined> {
+  if (process.env[NO_HOST_ENV] === '1') return undefined;
+  const { connectHost } = await import('../../daemon/client');
+  const id = randomUUID();
+  const prompt = opts.interactive ? terminalApprover({ input: process.stdin, output: process.stderr }) : undefined;
+  const host = await connectHost(ctx.homeDir, {
+    name: `avfs proxy exec (pid ${process.pid})`,
+    kind: 'cli',
+    approver: prompt ? 'own' : false,
+    setup: (conn) => {
+      conn.onNotification('exec/output', (n: { id: string; stream: 'stdout' | 'stderr'; text: string }) => {
+        if (n.id === id) opts.show?.(n.stream, n.text);
+      });
+      conn.onNotification('exec/state', (n: { id: string; state: string }) => {
+        if (n.id === id && n.state === 'awaiting_approval') {
+          ctx.stderr.write(`avfs: waiting for approval (${id}): answer in VS Code, or run \`avfs approve ${id}\` / \`avfs deny ${id}\`\n`);
+        }
+      });
+      if (prompt) {
+        conn.onRequest(APPROVAL_REQUEST, async (req: ApprovalRequest, token) => {
+          const ac = new AbortController();
+          token.onCancellationRequested(() => ac.abort());
+          const o = await prompt.ask(req, ac.signal);
+          if (o.kind !== 'answered') throw new Error(`no answer at the terminal (${o.kind})`);
+          return { answer: o.answer.answer, by: 'terminal' };
+        });
+      }
+    },
+  });
+  if (!host) return undefined;
+  try {
+    return await host.call('exec/run', { ...request, id }, opts.signal);
+  } finally {
+    host.close();
+  }
+}
+
+export const proxyHandlers = {
+  'proxy.exec': async (ctx: CliContext, argv: string[], opts: ExecOptions, cmd: Command) => {
+    const json = !!ctx.globals(cmd).json;
+    if ((opts.shell === undefined) === (argv.length === 0)) {
+      throw new AvfsError('InvalidInput', 'give exactly one of --shell "STRING" or -- ARGV...', { field: 'shell' });
+    }
+    const vault = ctx.globals(cmd).vault;
+    const request: ExecRequestInput = {
+      ...(vault !== undefined ? { vault } : {}),
+      command: opts.shell !== undefined ? { shell: opts.shell } : { argv },
+      cwd: opts.cwd,
+      readonly: !!opts.readonly,
+      keep_mount: !!opts.keepMount,
+      ...(opts.mountpoint !== undefined ? { mountpoint: opts.mountpoint } : {}),
+      allow_other: !!opts.allowOther,
+      timeout_ms: parseCount('--timeout', opts.timeout),
+      grace_ms: parseCount('--grace', opts.grace),
+      checkpoint: opts.checkpoint,
+      env: parseEnv(opts.env),
+      clean_env: !!opts.cleanEnv,
+      ...(opts.maxOutput !== undefined ? { max_output_bytes: parseCount('--max-output', opts.maxOutput) } : {}),
+      ...(opts.stdin ? { stdin: await readAll(process.stdin) } : {}),
+    };
+    const interactive = opts.prompt && !opts.stdin && !!process.stdin.isTTY && !!process.stderr.isTTY;
+    const approver = interactive
+      ? terminalApprover({ input: process.stdin, output: process.stderr })
+      : noApprover(opts.prompt ? 'no terminal to ask on' : '--no-prompt');
+    const cancel = new AbortController();
+    const onSignal = () => cancel.abort();
+    for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(s, onSignal);
+    // Without --json a person watches: the command's output streams through as it comes.
+    const show = json ? undefined : (stream: 'stdout' | 'stderr', data: Buffer | string) => (stream === 'stdout' ? ctx.stdout : ctx.stderr).write(data);
+    let envelope: ExecutionEnvelope;
+    try {
+      envelope =
+        (await viaHost(ctx, request, { interactive, signal: cancel.signal, ...(show ? { show } : {}) })) ??
+        (await (await import('../../proxy/pipeline')).runExec(request, {
+          home: await ctx.home(),
+          engine: (await ctx.opsContext()).engine,
+          approver,
+          inProcessMounts: true,
+          surface: 'cli',
+          signal: cancel.signal,
+          ...(show ? { onOutput: (_id: string, stream: 'stdout' | 'stderr', chunk: Buffer) => show(stream, chunk) } : {}),
+        }));
+    } finally {
+      for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.removeListener(s, onSignal);
+    }
+    // A mount served by this process leaves native handles that keep it alive.
+    ctx.exitWhenDone = true;
+    ctx.exitCode = execExitCode(envelope);
+    ctx.print(cmd, envelope, () => {
+      ctx.stderr.write(humanReport(envelope));
+      return undefined;
+    });
+  },
+};

@@ -1,0 +1,103 @@
+/** Handlers of `avfs vault …`: parse → one operation → render. */
+import type { Command } from 'commander';
+import { AvfsError } from '../../protocol/errors';
+import type { Quotas, VaultSummary } from '../../protocol/vault';
+import { type CliContext, humanBytes, parseCount, table } from '../context';
+
+function readQuotaOptions(o: Record<string, string | undefined>): Partial<Quotas> {
+  const q: Partial<Quotas> = {};
+  if (o.maxSizeMb !== undefined) q.max_size_mb = parseCount('--max-size-mb', o.maxSizeMb);
+  if (o.maxFiles !== undefined) q.max_files = parseCount('--max-files', o.maxFiles);
+  if (o.maxFileSizeMb !== undefined) q.max_file_size_mb = parseCount('--max-file-size-mb', o.maxFileSizeMb);
+  return q;
+}
+
+function renderList(vaults: VaultSummary[]): string {
+  if (vaults.length === 0) return "no vaults yet: run 'avfs vault create <name>'";
+  const rows: string[][] = [['', 'NAME', 'SIZE', 'FILES', 'ON DISK']];
+  const byParent = new Map<string | null, VaultSummary[]>();
+  const parentOf = (v: VaultSummary) => (v.status === 'ok' ? v.parent : null);
+  for (const v of vaults) {
+    const p = parentOf(v);
+    const key = p && vaults.some((x) => x.name === p) ? p : null;
+    byParent.set(key, [...(byParent.get(key) ?? []), v]);
+  }
+  const walk = (parent: string | null, depth: number): void => {
+    for (const v of byParent.get(parent) ?? []) {
+      const name = '  '.repeat(depth) + (depth ? '└ ' : '') + v.name;
+      if (v.status === 'ok') rows.push([v.current ? '*' : '', name, humanBytes(v.size), String(v.files), humanBytes(v.size_on_disk)]);
+      else rows.push([v.current ? '*' : '', name, 'unreadable', '-', humanBytes(v.size_on_disk), v.reason]);
+      walk(v.name, depth + 1);
+    }
+  };
+  walk(null, 0);
+  return table(rows);
+}
+
+async function ask(question: string): Promise<string> {
+  const { createInterface } = await import('node:readline/promises');
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return await rl.question(question);
+  } finally {
+    rl.close();
+  }
+}
+
+export const vaultHandlers = {
+  'vault.create': async (ctx: CliContext, name: string, opts: Record<string, string | undefined> & { use: boolean }, cmd: Command) => {
+    if (opts.backend !== 'sqlite') {
+      throw new AvfsError('NotSupported', `backend ${JSON.stringify(opts.backend)} is not available: this build has sqlite`, { backend: opts.backend });
+    }
+    const r = await ctx.call('vault/create', { name, quotas: readQuotaOptions(opts), use: opts.use });
+    ctx.print(cmd, r, () => `created vault ${name}${r.current ? ' (now current)' : ''}`);
+  },
+
+  'vault.list': async (ctx: CliContext, _opts: unknown, cmd: Command) => {
+    const r = await ctx.call('vault/list', {});
+    ctx.print(cmd, r, () => renderList(r.vaults));
+  },
+
+  'vault.info': async (ctx: CliContext, name: string | undefined, _opts: unknown, cmd: Command) => {
+    const given = name ?? ctx.vault(cmd);
+    const info = await ctx.call('vault/info', given !== undefined ? { name: given } : {});
+    ctx.print(cmd, info, () =>
+      table([
+        ['name', info.name + (info.current ? ' (current)' : '')],
+        ['path', info.path],
+        ['created', info.created_at ?? '-'],
+        ['size', `${humanBytes(info.size)} in ${info.files} entries`],
+        ['on disk', humanBytes(info.size_on_disk)],
+        ['parent', info.parent ?? '-'],
+        ['forks', info.forks.join(', ') || '-'],
+        ['checkpoints', String(info.checkpoints.length)],
+        ['quotas', Object.entries(info.quotas).map(([k, v]) => `${k}=${v ?? 'none'}`).join(' ')],
+      ]),
+    );
+  },
+
+  'vault.use': async (ctx: CliContext, name: string, _opts: unknown, cmd: Command) => {
+    const r = await ctx.call('vault/use', { name });
+    ctx.print(cmd, r, () => `now using vault ${name}`);
+  },
+
+  'vault.fork': async (ctx: CliContext, source: string, name: string, opts: { use?: boolean }, cmd: Command) => {
+    const r = await ctx.call('vault/fork', { source, name, use: !!opts.use });
+    ctx.print(cmd, r, () => `forked ${source} into ${name} in ${r.duration_ms} ms${r.current ? ' (now current)' : ''}`);
+  },
+
+  'vault.upgrade': async (ctx: CliContext, name: string, _opts: unknown, cmd: Command) => {
+    const r = await ctx.call('vault/upgrade', { name });
+    ctx.print(cmd, r, () => (r.upgraded ? `upgraded vault ${name} from schema ${r.from} to ${r.to}` : `vault ${name} is up to date (schema ${r.to})`));
+  },
+
+  'vault.delete': async (ctx: CliContext, name: string, opts: { yes?: boolean; flatten?: boolean }, cmd: Command) => {
+    if (!opts.yes && !ctx.globals(cmd).json && process.stdin.isTTY) {
+      if (!/^y(es)?$/i.test((await ask(`delete vault ${name} and all its files? [y/N] `)).trim())) {
+        throw new AvfsError('InvalidInput', 'deletion cancelled', { vault: name });
+      }
+    }
+    const r = await ctx.call('vault/delete', { name, flatten: !!opts.flatten });
+    ctx.print(cmd, r, () => `deleted vault ${name}${r.flattened.length ? ` (flattened into ${r.flattened.join(', ')})` : ''}`);
+  },
+};

@@ -1,0 +1,37 @@
+/**
+ * A small process that starts commands for the vault host (see runnerClient.ts). Starting a
+ * process forks the one that asks, and a fork costs in proportion to that process's memory: the
+ * host, with its operation threads and warm policy engine, pays several times what this process
+ * (the runner module and Node, nothing else) pays, on every command. Messages come and go over
+ * the IPC channel; when the host goes away, the commands still running are stopped.
+ */
+import { runCommand } from './runner';
+import type { RunnerReply, RunnerRequest } from './runnerClient';
+
+const running = new Map<number, AbortController>();
+const send = (m: RunnerReply) => process.send?.(m);
+
+process.on('message', (m: RunnerRequest) => {
+  if (m.type === 'cancel') {
+    running.get(m.id)?.abort();
+    return;
+  }
+  const cancel = new AbortController();
+  running.set(m.id, cancel);
+  runCommand({ ...m.opts, signal: cancel.signal, onOutput: (stream, chunk) => send({ type: 'output', id: m.id, stream, chunk }) })
+    .then(
+      (result) => send({ type: 'done', id: m.id, result }),
+      (e: unknown) => send({ type: 'failed', id: m.id, message: e instanceof Error ? e.message : String(e) }),
+    )
+    .finally(() => running.delete(m.id));
+});
+
+process.on('disconnect', () => {
+  for (const c of running.values()) c.abort();
+  const leave = setInterval(() => {
+    if (running.size === 0) process.exit(0);
+  }, 50);
+  leave.unref();
+});
+
+send({ type: 'ready' });
