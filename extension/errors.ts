@@ -3,49 +3,12 @@
 // node:test; extension/fs/ turns the name into the FileSystemError itself.
 //
 // The host answers a failed call with a JSON-RPC error whose `data` is the typed error
-// `{ error: Kind, message, …details }` of host/protocol/errors.ts. The FileSystemError for each kind
-// is the table below until the protocol's error table carries it (then this table goes).
+// `{ error: Kind, message, …details }` of host/protocol/errors.ts, whose table also names the
+// FileSystemError for each kind (its `vscode` column).
 import { z } from 'zod';
-import { type ErrorKind, ErrorJson } from '../host/protocol/errors';
+import { ERROR_TABLE, type ErrorKind, ErrorJson, type VscodeFsError } from '../host/protocol/errors';
 import { QuotaKey } from '../host/protocol/vault';
 import { formatBytes, plural } from './format';
-
-/** The `vscode.FileSystemError` factories a provider may throw. */
-export type FsErrorName = 'FileNotFound' | 'FileExists' | 'FileNotADirectory' | 'FileIsADirectory' | 'NoPermissions' | 'Unavailable';
-
-/**
- * One row per error kind (the compiler insists on every kind). NoPermissions is VS Code's word for
- * "refused as asked" (its editors then offer Save As / Retry rather than treat the file as gone);
- * Unavailable for "try again later" conditions of the host itself.
- */
-export const FS_ERROR_BY_KIND = {
-  InvalidInput: 'NoPermissions',
-  InvalidPath: 'FileNotFound',
-  NameTooLong: 'NoPermissions',
-  NotFound: 'FileNotFound',
-  AlreadyExists: 'FileExists',
-  NotADirectory: 'FileNotADirectory',
-  IsADirectory: 'FileIsADirectory',
-  NotEmpty: 'NoPermissions',
-  SymlinkLoop: 'FileNotFound',
-  VaultNotFound: 'FileNotFound',
-  VaultExists: 'FileExists',
-  NoActiveVault: 'FileNotFound',
-  QuotaExceeded: 'NoPermissions',
-  ReadOnly: 'NoPermissions',
-  VaultInUse: 'NoPermissions',
-  Busy: 'Unavailable',
-  PermissionDenied: 'NoPermissions',
-  NotSupported: 'NoPermissions',
-  UnsafeSymlink: 'NoPermissions',
-  PolicyDenied: 'NoPermissions',
-  ApprovalRequired: 'NoPermissions',
-  Timeout: 'Unavailable',
-  MountError: 'Unavailable',
-  PolicyFileInvalid: 'NoPermissions',
-  StorageError: 'Unavailable',
-  Internal: 'Unavailable',
-} as const satisfies Record<ErrorKind, FsErrorName>;
 
 /**
  * A call to the host that did not give a result. `json` is the host's typed error when it sent one;
@@ -72,8 +35,12 @@ export function typedErrorOf(data: unknown): ErrorJson | undefined {
   return parsed.success ? parsed.data : undefined;
 }
 
-export function fsErrorName(e: unknown): FsErrorName {
-  if (e instanceof HostCallError) return e.kind === 'HostUnavailable' ? 'Unavailable' : FS_ERROR_BY_KIND[e.kind];
+/**
+ * The FileSystemError for a failed call, from the error table; null where none fits (the editor then
+ * shows the message as a plain error). No host to ask is Unavailable, as is anything unexpected.
+ */
+export function fsErrorName(e: unknown): VscodeFsError | null {
+  if (e instanceof HostCallError) return e.kind === 'HostUnavailable' ? 'Unavailable' : ERROR_TABLE[e.kind].vscode;
   return 'Unavailable';
 }
 
