@@ -23,6 +23,9 @@ const common = {
   logLevel: 'warning',
   // Native modules load their own binaries; vscode is provided by the editor.
   external: ['better-sqlite3', 'vscode'],
+  // import() becomes require(): the CLI's core is compiled with V8's code cache through a
+  // vm.Script (host/cli/bundleLoader.ts), which has no loader for import().
+  supported: { 'dynamic-import': false },
 };
 
 /**

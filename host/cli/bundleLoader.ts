@@ -17,6 +17,7 @@ export function requireWithCodeCache<T>(file: string): T {
   } catch {
     /* no cache: compile as usual */
   }
+  // The bundle holds no import() (scripts/build.mjs lowers it to require), which a vm.Script could not resolve.
   const script = new Script(Module.wrap(source), { filename: file, ...(cachedData ? { cachedData } : {}) });
   const mod = { exports: {} as T };
   (script.runInThisContext() as (...a: unknown[]) => void).call(mod.exports, mod.exports, createRequire(file), mod, file, dirname(file));
