@@ -174,7 +174,14 @@ function loadAddon(): Addon {
     );
   }
   const mod = { exports: {} as Addon };
-  process.dlopen(mod, file);
+  try {
+    process.dlopen(mod, file);
+  } catch (e) {
+    // Most often libfuse.so.2 is missing: the binding links it, and only a mount loads the binding.
+    throw new AvfsError('MountError', `avfs's FUSE binding (${file}) does not load: ${(e as Error).message} (a missing libfuse.so.2 is installed with apt-get install libfuse2; a damaged binding is rebuilt by npm run build)`, {
+      reason: 'binding_unloadable',
+    });
+  }
   return (addon = mod.exports);
 }
 
