@@ -57,7 +57,8 @@ export class ExecHistory {
   ) {}
 
   started(run: { id: string; vault: string | null; command: string; surface: string; started_at: string }): void {
-    this.live.set(run.id, { ...run, state: 'validating', out: { stdout: new Tail(this.outputChars), stderr: new Tail(this.outputChars) } });
+    const { id, vault, command, surface, started_at } = run;
+    this.live.set(id, { id, vault, command, surface, started_at, state: 'validating', out: { stdout: new Tail(this.outputChars), stderr: new Tail(this.outputChars) } });
   }
 
   state(id: string, state: ExecState): void {
@@ -86,6 +87,31 @@ export class ExecHistory {
       envelope,
     });
     if (this.done.length > this.keep) this.done.splice(0, this.done.length - this.keep);
+  }
+
+  /**
+   * Takes in what another holder listed (exec/list: an editor window that connected late), oldest
+   * last as listed; runs already known are left as they are (their events are newer).
+   */
+  seed(runs: readonly ExecRun[]): void {
+    for (const run of [...runs].reverse()) {
+      if (this.live.has(run.id) || this.done.some((d) => d.id === run.id)) continue;
+      if (run.envelope) {
+        this.done.push(run);
+        this.done.sort((a, b) => Date.parse(a.started_at) - Date.parse(b.started_at));
+      } else {
+        this.started(run);
+        this.state(run.id, run.state);
+        this.output(run.id, 'stdout', run.stdout);
+        this.output(run.id, 'stderr', run.stderr);
+      }
+    }
+    if (this.done.length > this.keep) this.done.splice(0, this.done.length - this.keep);
+  }
+
+  /** One run, running or finished. */
+  get(id: string): ExecRun | undefined {
+    return this.list().find((r) => r.id === id);
   }
 
   /** A run that ended without an envelope (the host stopped under it): forgotten. */

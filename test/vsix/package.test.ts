@@ -30,6 +30,8 @@ const REQUIRED = [
   'LICENSE.txt',
   'media/avfs.svg',
   'dist/extension.js',
+  // The executions view's page script (webview/main.ts, bundled for the browser).
+  'dist/webview.js',
   'dist/avfs.js',
   'dist/avfs-core.js',
   'dist/avfs-runner.js',
