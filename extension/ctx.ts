@@ -18,6 +18,8 @@ import { VaultTree } from './views/vaultTree';
 
 /** Context key: the host client's state (idle, starting, ready, restarting, failed, stopped). */
 export const HOST_STATE_CONTEXT = 'avfs.hostState';
+/** Context key: this window has approval requests waiting for an answer. */
+export const PENDING_APPROVALS_CONTEXT = 'avfs.hasPendingApprovals';
 
 export class Ctx implements vscode.Disposable {
   readonly log: vscode.LogOutputChannel;
@@ -56,7 +58,10 @@ export class Ctx implements vscode.Disposable {
       this.statusBar,
       this.approvals,
       this.approvals.onDidChange(() => {
-        this.statusBar.setPending(this.approvals.pending().length);
+        const count = this.approvals.pending().length;
+        this.statusBar.setPending(count);
+        // The palette offers Approve Once / Always Allow / Deny only while something waits.
+        void vscode.commands.executeCommand('setContext', PENDING_APPROVALS_CONTEXT, count > 0);
         this.tree.refresh();
       }),
       this.tree,
