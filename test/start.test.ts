@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
 import { launchBrowser } from '../scripts/vscode/browser.mjs';
-import { ROOT, tempDir } from './helpers';
+import { alive, ROOT, tempDir } from './helpers';
 
 test('npm start prints an address that shows the vault tree of the demo; its agent asks, is approved in the window; Ctrl-C stops everything', { timeout: 600_000 }, async () => {
   const t = tempDir('avfs-start-');
@@ -65,15 +65,6 @@ test('npm start prints an address that shows the vault tree of the demo; its age
     assert.equal(alive(agentPid), false, 'the agent stopped with npm start');
   }
 });
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function waitForLine(output: () => string, line: RegExp, ms = 60_000): Promise<void> {
   for (const end = Date.now() + ms; !line.test(output()); await new Promise((r) => setTimeout(r, 250))) {
