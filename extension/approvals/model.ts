@@ -85,7 +85,28 @@ export function shortCommand(command: string, max = 120): string {
 export function approvalMessage(req: ApprovalRequest, waiting: number): string {
   const where = req.cwd && req.cwd !== '/' ? ` (in ${req.cwd})` : '';
   const more = waiting > 0 ? ` ${plural(waiting, 'more request')} waiting.` : '';
-  return `An agent wants to run \`${shortCommand(req.command)}\` in vault ${req.vault}${where}. It needs approval: ${categoriesText(req)} — ${req.reason}.${more}`.replace(/\.\.(\s|$)/g, '.$1');
+  return `An agent wants to run \`${shortCommand(req.command)}\` in vault ${req.vault}${where}. It needs approval: ${categoriesText(req)} — ${whyAsked(req)}.${more}`.replace(/\.\.(\s|$)/g, '.$1');
+}
+
+/**
+ * Why it asks, in words: the reasons of the parts that asked (the decision's own reason repeats
+ * the command before them), else the decision's reason.
+ */
+export function whyAsked(req: Pick<ApprovalRequest, 'parts' | 'reason'>): string {
+  const reasons = req.parts.filter((p) => p.action === 'require_approval').map((p) => withoutCommand(p.reason, p.command));
+  return reasons.length ? [...new Set(reasons)].join('; ') : req.reason;
+}
+
+/**
+ * A part's reason starts with the part itself, cut short when long ("curl -s x.io: curl talks to the
+ * network", "python3 -c 'import so…: python -c runs inline code"): the message named it already.
+ */
+function withoutCommand(reason: string, command: string): string {
+  for (let at = reason.indexOf(': '); at > 0; at = reason.indexOf(': ', at + 1)) {
+    const head = reason.slice(0, at).replace(/…$/, '');
+    if (head.length > 0 && command.startsWith(head)) return reason.slice(at + 2);
+  }
+  return reason;
 }
 
 /** The parts of the command that asked, with the exact rule each adds (what "Always Allow" writes). */
@@ -130,6 +151,6 @@ export function approvalRow(req: ApprovalRequest): { label: string; description:
   return {
     label: shortCommand(req.command, 60),
     description: `${req.vault} · ${categoriesText(req)}`,
-    tooltip: `**${req.vault}**${req.cwd !== '/' ? ` in \`${req.cwd}\`` : ''}\n\n\`${req.command}\`\n\nNeeds approval: ${categoriesText(req)} — ${req.reason}\n\nAsked by ${req.surface} at ${req.requested_at}`,
+    tooltip: `**${req.vault}**${req.cwd !== '/' ? ` in \`${req.cwd}\`` : ''}\n\n\`${req.command}\`\n\nNeeds approval: ${categoriesText(req)} — ${whyAsked(req)}\n\nAsked by ${req.surface} at ${req.requested_at}`,
   };
 }

@@ -19,7 +19,12 @@ describe('approval texts', () => {
     const text = approvalMessage(req, 2);
     assert.match(text, /^An agent wants to run `curl -s https:\/\/example\.com` in vault demo\. It needs approval: networked — /);
     assert.match(text, / 2 more requests waiting\.$/);
+    assert.equal(text.split('curl -s https://example.com').length, 2, `the command is named once: ${text}`);
     assert.doesNotMatch(approvalMessage(req, 0), /waiting/);
+    // A long command is cut in its part's reason: it is still named once.
+    const long = await request(`python3 -c 'import socket; ${'x = 1; '.repeat(30)}print(1)'`);
+    const longText = approvalMessage(long, 0);
+    assert.match(longText, /It needs approval: code execution, networked — python -c runs inline code; python -c code uses the network/);
   });
 
   test('"Always Allow" shows the exact rules it adds for the parts that asked, in the home\'s policy.json', async () => {

@@ -166,8 +166,8 @@ export function markerCommand(tag: string): string {
 }
 
 /** Starts `avfs --json proxy exec` as an agent would, in the background: its envelope when it ends. */
-export function agentRun(vault: string, shell: string): Promise<{ r: CliResult; envelope: ExecutionEnvelope }> {
-  return avfs(['--json', '--vault', vault, 'proxy', 'exec', '--shell', shell]).then((r) => {
+export function agentRun(vault: string, shell: string, opts: { home?: string } = {}): Promise<{ r: CliResult; envelope: ExecutionEnvelope }> {
+  return avfs(['--json', '--vault', vault, 'proxy', 'exec', '--shell', shell], opts).then((r) => {
     try {
       return { r, envelope: ExecutionEnvelope.parse(JSON.parse(r.stdout)) };
     } catch {
