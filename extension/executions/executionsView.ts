@@ -25,7 +25,9 @@ export const EXECUTIONS_VIEW = 'avfs.executions';
 const PUSH_MS = 100;
 
 export class ExecutionsView implements vscode.WebviewViewProvider, vscode.Disposable {
-  private readonly runs = new ExecHistory();
+  private runs = new ExecHistory();
+  /** The avfs home whose runs are shown: another home (a changed avfs.home) starts an empty list. */
+  private home: string | undefined;
   private view: vscode.WebviewView | undefined;
   private selected: string | null = null;
   private pushTimer: NodeJS.Timeout | undefined;
@@ -41,12 +43,22 @@ export class ExecutionsView implements vscode.WebviewViewProvider, vscode.Dispos
       vscode.window.registerWebviewViewProvider(EXECUTIONS_VIEW, this),
       ctx.host.onNotification(({ method, params }) => this.onHostEvent(method, params)),
       ctx.host.onDidChangeState((state) => {
-        if (state.name === 'ready') void this.loadFromHost();
+        if (state.name === 'ready') {
+          if (this.home !== undefined && state.home !== this.home) {
+            this.runs = new ExecHistory();
+            this.selected = null;
+          }
+          this.home = state.home;
+          void this.loadFromHost();
+        }
         this.schedulePush();
       }),
       this.emitter,
     );
-    if (ctx.host.state.name === 'ready') void this.loadFromHost();
+    if (ctx.host.state.name === 'ready') {
+      this.home = ctx.host.state.home;
+      void this.loadFromHost();
+    }
   }
 
   /** Runs as the view lists them (newest first): for the extension's tests. */
