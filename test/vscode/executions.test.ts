@@ -40,7 +40,7 @@ describe('Executions view', () => {
     assert.equal((await ui('texts', inView({ css: '.detail pre.stdout' }))).join(''), 'first second');
     const cells = await ui('texts', inView({ css: `tr.run[data-run="${envelope.id}"] td` }));
     assert.deepEqual(cells.slice(0, 5), [command, vault, 'allow', 'completed', '0']);
-    assert.match(cells[5]!, /^\d+(\.\d)? s$/);
+    assert.match(cells[5]!, /^\d+ ms$|^\d+(\.\d)? s$/);
   });
 
   it('shows what a run changed with inline diffs; a file opens in the diff editor; Restore to before this run brings the old text back', async function () {
