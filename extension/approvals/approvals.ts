@@ -13,6 +13,9 @@ import { type ApprovalReply, NOTIFICATIONS } from '../../host/protocol/host';
 import type { HostClient, Logger } from '../client/hostClient';
 import { ADD_RULE, ALWAYS_ALLOW, alwaysAllowConfirmation, APPROVE_ONCE, ApprovalQueue, approvalMessage, DENY, settledText, shortCommand } from './model';
 
+/** How long a cancelled question waits for the host's approval/settled before it is dropped without it. */
+const SETTLED_GRACE_MS = 250;
+
 export class ApprovalCenter implements vscode.Disposable {
   private readonly queue = new ApprovalQueue();
   /** Answers the host's request for each queued id (resolving after it was settled elsewhere is harmless). */
@@ -58,8 +61,9 @@ export class ApprovalCenter implements vscode.Disposable {
       if (!this.queue.add(req)) return;
       this.options.log.info(`approval asked: ${req.id} \`${shortCommand(req.command)}\` in ${req.vault} (${req.reason})`);
       this.replies.set(req.id, resolve);
-      // Cancelled: settled by someone else or timed out; approval/settled says how (and may come first).
-      token.onCancellationRequested(() => this.settled(req.id, undefined));
+      // Cancelled: settled by someone else or timed out. The host cancels its question just before it
+      // sends approval/settled, which says how: that gets a moment to arrive and be the one shown.
+      token.onCancellationRequested(() => setTimeout(() => this.settled(req.id, undefined), SETTLED_GRACE_MS));
       this.emitter.fire();
       this.showNext();
     });
