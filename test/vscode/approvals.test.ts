@@ -56,6 +56,19 @@ describe('Approvals', () => {
     assert.notEqual((await markerOf(vault)).code, 0, 'marker.txt was never written');
   });
 
+  it('closing the notification is a deny', async function () {
+    requireUi(this);
+    const api = await hostReady();
+    const vault = await newVault(api, 'appr');
+    const run = agentRun(vault, markerCommand('closed'));
+    await notification(new RegExp(`An agent wants to run .* in vault ${vault}`), 20_000);
+    await ui('click', { role: 'button', name: 'Clear Notification', within: '.notifications-center' });
+    const { envelope } = await run;
+    assert.equal(envelope.result.state, 'denied');
+    assert.equal(envelope.result.approval?.outcome, 'denied');
+    assert.notEqual((await markerOf(vault)).code, 0, 'marker.txt was never written');
+  });
+
   it('Always Allow shows the rule first, adds it, and the same command then runs without asking', async function () {
     requireUi(this);
     const api = await hostReady();
