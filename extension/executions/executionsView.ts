@@ -33,6 +33,8 @@ export class ExecutionsView implements vscode.WebviewViewProvider, vscode.Dispos
   private pushTimer: NodeJS.Timeout | undefined;
   /** Runs whose inline diffs the webview has (computed once per run and shown). */
   private readonly diffsSent = new Set<string>();
+  /** The detail last sent to the page (as JSON), so an unchanged one is not sent again. */
+  private lastDetail: string | undefined;
   private readonly disposables: vscode.Disposable[] = [];
   private readonly emitter = new vscode.EventEmitter<void>();
   /** The runs changed (tests wait on it). */
@@ -140,7 +142,13 @@ export class ExecutionsView implements vscode.WebviewViewProvider, vscode.Dispos
     if (!this.view) return;
     this.post({ type: 'runs', runs: this.list(), hostState: this.ctx.host.state.name });
     const run = this.selected ? this.runs.get(this.selected) : undefined;
-    this.post({ type: 'detail', run: run ? runDetail(run) : null });
+    // A finished run's detail (up to 2 MiB of output) does not change: sent again only when it does.
+    const detail = run ? runDetail(run) : null;
+    const json = JSON.stringify(detail);
+    if (json !== this.lastDetail) {
+      this.lastDetail = json;
+      this.post({ type: 'detail', run: detail });
+    }
     if (run?.envelope && !this.diffsSent.has(run.id)) {
       this.diffsSent.add(run.id);
       void this.sendDiffs(run.id);
@@ -182,7 +190,9 @@ export class ExecutionsView implements vscode.WebviewViewProvider, vscode.Dispos
     const m = parsed.data;
     switch (m.type) {
       case 'ready':
+        // A new page (shown again, or reloaded): it has nothing yet.
         this.diffsSent.clear();
+        this.lastDetail = undefined;
         if (m.selected && this.runs.get(m.selected)) this.selected = m.selected;
         this.push();
         return;
@@ -239,6 +249,7 @@ export class ExecutionsView implements vscode.WebviewViewProvider, vscode.Dispos
     const restored = await confirmAndRestore(this.ctx, r.vault, r.checkpoint, `Restore vault "${r.vault}" to before \`${shortCommand(r.command, 60)}\` ran (checkpoint "${r.checkpoint}")?`);
     if (restored) {
       this.diffsSent.delete(id);
+      this.lastDetail = undefined;
       this.schedulePush();
     }
   }

@@ -80,6 +80,24 @@ describe('Executions view', () => {
     assert.notEqual((await avfs(['--vault', vault, 'cat', '/new.txt'])).code, 0, 'new.txt is gone');
   });
 
+  it('keeps the selected run and the open tab when hidden and shown again', async function () {
+    requireUi(this);
+    const api = await hostReady();
+    const vault = await newVault(api, 'runs', { '/app.py': 'print("version one")\n' });
+    await api.executions.reveal();
+    const command = 'sed -i s/one/three/ app.py';
+    const { envelope } = await agentRun(vault, command);
+    await selectRun(command);
+    await ui('click', inView({ role: 'tab', name: 'Changes' }));
+    await vscode.commands.executeCommand('workbench.action.closePanel');
+    await ui('gone', { css: '.panel' });
+    // Shown again: a new page (no retainContextWhenHidden), which restores its state.
+    await vscode.commands.executeCommand('avfs.showExecutions');
+    await ui('visible', inView({ css: `tr.run.selected[data-run="${envelope.id}"]` }));
+    assert.equal((await ui('attributes', inView({ css: 'vscode-tabs', names: ['selected-index'] })))['selected-index'], '1');
+    await ui('visible', inView({ css: 'vscode-collapsible[data-path="/app.py"]' }));
+  });
+
   it('a run that took no checkpoint cannot be restored, and says why', async function () {
     requireUi(this);
     const api = await hostReady();
