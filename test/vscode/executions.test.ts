@@ -69,6 +69,13 @@ describe('Executions view', () => {
     assert.deepEqual(JSON.parse(input.original.query), { checkpoint: envelope.result.checkpoint });
     assert.equal(input.modified.toString(), `avfs://${vault}/app.py`);
 
+    // The whole run in the multi-file diff editor.
+    await api.executions.reveal(envelope.id);
+    await ui('click', inView({ role: 'button', name: 'Open Changes' }));
+    await until('the multi-file diff editor', () => vscode.window.tabGroups.activeTabGroup.activeTab?.label.startsWith(`${vault}: before`) === true);
+    // The command is cut in the middle past 40 characters; both files are in it.
+    assert.equal(vscode.window.tabGroups.activeTabGroup.activeTab?.label, `${vault}: before \`sed -i s/one/two/ a…cho hello > new.txt\` ↔ Current (2 files)`);
+
     // Undo the run: a modal says what will be lost, then the vault is as before it.
     await api.executions.reveal(envelope.id);
     const modal = answerNextModal('Restore');
