@@ -7,12 +7,12 @@ body { padding: 0; color: var(--vscode-foreground); font-family: var(--vscode-fo
 .empty, .muted { color: var(--vscode-descriptionForeground); }
 table.runs { width: 100%; border-collapse: collapse; table-layout: fixed; }
 table.runs th { text-align: left; font-weight: normal; color: var(--vscode-descriptionForeground); padding: 2px 6px; position: sticky; top: 0; background: var(--vscode-panel-background, var(--vscode-editor-background)); }
-table.runs th:nth-child(1) { width: 38%; }
-table.runs th:nth-child(2) { width: 20%; }
-table.runs th:nth-child(3) { width: 14%; }
-table.runs th:nth-child(4) { width: 13%; }
+table.runs th:nth-child(1) { width: 34%; }
+table.runs th:nth-child(2) { width: 16%; }
+table.runs th:nth-child(3) { width: 16%; }
+table.runs th:nth-child(4) { width: 16%; }
 table.runs th:nth-child(5) { width: 6%; }
-table.runs th:nth-child(6) { width: 9%; }
+table.runs th:nth-child(6) { width: 12%; }
 table.runs td { padding: 2px 6px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 table.runs tr.run { cursor: pointer; }
 table.runs tr.run:hover { background: var(--vscode-list-hoverBackground); }
