@@ -11,6 +11,8 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { AvfsError } from '../protocol/errors';
 import type { AvfsHome } from '../store/home';
+import { unixSocketPath } from '../store/homeDir';
+import { mountEntry, mountTable, pidAlive, servedNow } from './liveness';
 
 export const MountRecord = z.object({
   vault: z.string(),
@@ -22,56 +24,14 @@ export const MountRecord = z.object({
   started: z.string(),
   state: z.enum(['mounting', 'mounted', 'unmounting']),
   log: z.string().optional(),
+  /** The server's exec endpoint (host/proxy/mountExec.ts): a CLI call that finds this mount hands its run there. */
+  exec_socket: z.string().optional(),
+  /** The avfs version of the server (a call of another version runs in its own process). */
+  version: z.string().optional(),
 });
 export type MountRecord = z.infer<typeof MountRecord>;
 
-export interface MountInfoEntry {
-  mountpoint: string;
-  fstype: string;
-  source: string;
-}
-
-/** The process's mount table (/proc/self/mountinfo), octal escapes undone. */
-export function mountTable(): MountInfoEntry[] {
-  let text: string;
-  try {
-    text = readFileSync('/proc/self/mountinfo', 'utf8');
-  } catch {
-    return [];
-  }
-  const unescape = (s: string) => s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
-  const out: MountInfoEntry[] = [];
-  for (const line of text.split('\n')) {
-    if (!line) continue;
-    const [left, right] = line.split(' - ');
-    const l = left?.split(' ') ?? [];
-    const r = right?.split(' ') ?? [];
-    if (l[4] === undefined || r[0] === undefined) continue;
-    out.push({ mountpoint: unescape(l[4]), fstype: r[0], source: unescape(r[1] ?? '') });
-  }
-  return out;
-}
-
-export function mountEntry(mountpoint: string): MountInfoEntry | undefined {
-  const mp = resolve(mountpoint);
-  const all = mountTable().filter((e) => e.mountpoint === mp);
-  return all[all.length - 1];
-}
-
-/** Whether `pid` runs (a zombie waiting for a reaper that is slow to come counts as gone). */
-export function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-  try {
-    const st = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return st.slice(st.lastIndexOf(')') + 2, st.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
-}
+export { mountEntry, type MountInfoEntry, mountTable, pidAlive } from './liveness';
 
 export type Probe = 'ok' | 'stale' | 'missing' | 'hung' | 'error';
 
@@ -129,6 +89,11 @@ export class MountRegistry {
     return join(this.dir, this.idOf(mountpoint) + '.json');
   }
 
+  /** Where the server of a mount listens for runs handed to it. */
+  execSocketOf(mountpoint: string): string {
+    return unixSocketPath(join(this.dir, this.idOf(mountpoint) + '.sock'), resolve(mountpoint));
+  }
+
   logOf(mountpoint: string): string {
     return join(this.dir, this.idOf(mountpoint) + '.log');
   }
@@ -175,7 +140,7 @@ export class MountRegistry {
 
   /** Whether a record stands for a mount that is being served now. */
   isLive(rec: MountRecord): boolean {
-    return pidAlive(rec.pid) && mountEntry(rec.mountpoint)?.fstype === 'fuse.avfs';
+    return servedNow(rec);
   }
 
   /**

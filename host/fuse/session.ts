@@ -16,6 +16,7 @@ import { resolve } from 'node:path';
 import { AvfsError } from '../protocol/errors';
 import type { AvfsHome } from '../store/home';
 import { ROOT_INO } from '../store/schema';
+import { VERSION } from '../version';
 import type { Vault } from '../store/vault';
 import { FileIo } from '../vfs/handles';
 import { Vfs } from '../vfs/vfs';
@@ -112,6 +113,7 @@ export class MountSession {
   readonly registry: MountRegistry;
   readonly mountpoint: string;
   private started = '';
+  private execSocket: string | undefined;
 
   constructor(private readonly opts: MountSessionOptions) {
     this.registry = new MountRegistry(opts.home);
@@ -148,7 +150,17 @@ export class MountSession {
       started: this.started,
       state,
       log: this.registry.logOf(this.mountpoint),
+      ...(this.execSocket !== undefined ? { exec_socket: this.execSocket, version: VERSION } : {}),
     };
+  }
+
+  /** Names the exec endpoint this process serves for the mount in its record (host/proxy/mountExec.ts). */
+  announceExec(socket: string): MountRecord {
+    if (this._state !== 'mounted') throw new AvfsError('MountError', `mount of ${this.mountpoint} is ${this._state}`, { state: this._state });
+    this.execSocket = socket;
+    const rec = this.record('mounted');
+    this.registry.write(rec);
+    return rec;
   }
 
   async mount(): Promise<MountRecord> {

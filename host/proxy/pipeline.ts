@@ -99,6 +99,8 @@ export interface ExecDeps {
   onOutput?: (id: string, stream: 'stdout' | 'stderr', chunk: Buffer) => void;
   /** Where checkpoints and the change summary are made (default: this thread, on the run's connection). */
   store?: ExecStore;
+  /** The environment the command inherits (default: this process's; a mount server is given its caller's). */
+  baseEnv?: NodeJS.ProcessEnv;
   /** What starts the command (default: this process; the host hands it to a small process of its own). */
   run?: (opts: RunOptions) => Promise<RunResult>;
 }
@@ -269,7 +271,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
     result = await (deps.run ?? runCommand)({
       argv: command.argv,
       cwd: hostCwd,
-      env: childEnv({ clean: req.clean_env, extra: req.env, vault: vaultName, mountpoint: lease.mountpoint, vaultCwd, hostCwd, execId: run.id }),
+      env: childEnv({ ...(deps.baseEnv ? { base: deps.baseEnv } : {}), clean: req.clean_env, extra: req.env, vault: vaultName, mountpoint: lease.mountpoint, vaultCwd, hostCwd, execId: run.id }),
       timeoutMs: req.timeout_ms,
       graceMs: req.grace_ms,
       maxOutputBytes: req.max_output_bytes,

@@ -5,8 +5,9 @@
  * a real pipe: made in a private directory, opened at both ends, then unlinked. Input is given
  * as a file (unlinked once open), so `/dev/stdin` works too and the command sees its end.
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { closeSync, constants, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,18 +28,64 @@ function privateDir<T>(fn: (dir: string) => T): T {
   }
 }
 
+/** Both ends of a FIFO that is already unlinked. */
+type Ends = { ours: number; child: number };
+
+function openEnds(names: string[]): Ends[] {
+  // The reading end first, non-blocking, so that opening it does not wait for a writer.
+  return names.map((name) => ({ ours: openSync(name, constants.O_RDONLY | constants.O_NONBLOCK), child: openSync(name, constants.O_WRONLY) }));
+}
+
+const fifoNames = (dir: string, n: number) => Array.from({ length: n }, (_, i) => join(dir, `out${i}`));
+
+const asPipes = (ends: Ends[]): OutputPipe[] => ends.map((e) => ({ stream: new Socket({ fd: e.ours, readable: true, writable: false }), childFd: e.child }));
+
 /** `n` pipes the child writes into and this process reads. */
 export function outputPipes(n: number): OutputPipe[] {
-  return privateDir((dir) => {
-    const names = Array.from({ length: n }, (_, i) => join(dir, `out${i}`));
-    execFileSync('mkfifo', ['-m', '600', ...names]);
-    return names.map((name) => {
-      // The reading end first, non-blocking, so that opening it does not wait for a writer.
-      const ours = openSync(name, constants.O_RDONLY | constants.O_NONBLOCK);
-      const childFd = openSync(name, constants.O_WRONLY);
-      return { stream: new Socket({ fd: ours, readable: true, writable: false }), childFd };
-    });
-  });
+  return asPipes(
+    privateDir((dir) => {
+      execFileSync('mkfifo', ['-m', '600', ...fifoNames(dir, n)]);
+      return openEnds(fifoNames(dir, n));
+    }),
+  );
+}
+
+/**
+ * A process that starts command after command (the runner of the host and of mount servers)
+ * keeps the next command's pair of output pipes made ahead: making one runs `mkfifo`, a few
+ * milliseconds a command would otherwise wait for.
+ */
+let keepSpare = false;
+let spare: Ends[] | undefined;
+let making = false;
+
+async function makeSpare(): Promise<void> {
+  if (!keepSpare || spare || making) return;
+  making = true;
+  const dir = mkdtempSync(join(tmpdir(), 'avfs-stdio-'));
+  try {
+    await promisify(execFile)('mkfifo', ['-m', '600', ...fifoNames(dir, 2)]);
+    spare = openEnds(fifoNames(dir, 2));
+  } catch {
+    /* the next command makes its own */
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    making = false;
+  }
+}
+
+export function keepSparePipes(): void {
+  keepSpare = true;
+  void makeSpare();
+}
+
+/** A command's stdout and stderr pipes: the spare one if there is one (and another is made for the next command). */
+export function stdoutAndStderr(): [OutputPipe, OutputPipe] {
+  const ends = spare;
+  spare = undefined;
+  const pipes = ends ? asPipes(ends) : outputPipes(2);
+  void makeSpare();
+  return pipes as [OutputPipe, OutputPipe];
 }
 
 /** A read-only descriptor of `data` for the child's standard input. */
