@@ -43,6 +43,19 @@ describe('avfs proxy exec with a live mount: run by the mount server', () => {
   /** The command printed its parent's pid (the runner, alive after the run): whose child is it? */
   const ranInServer = (ppid: string) => parentOf(Number(ppid.trim())) === server;
 
+  /** A `proxy exec --json` call in the background, returned once `running` (a command line) runs. */
+  async function runningExec(script: string, running: string) {
+    const child = spawn(process.execPath, [CLI, '--json', '--vault', 'live', 'proxy', 'exec', '--', 'sh', '-c', script], {
+      env: { ...process.env, AVFS_HOME: home },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const ended = new Promise<{ code: number; out: string }>((r) => child.on('close', (c) => r({ code: c ?? -1, out })));
+    assert.ok(await waitFor(() => sh('pgrep', ['-fx', running]).then((r) => r.stdout.trim() !== ''), 15_000), `${running} runs`);
+    return { child, ended };
+  }
+
   before(async () => {
     assert.equal((await json(['vault', 'create', 'live'])).code, 0);
     const made = await exec(['--keep-mount', '--', 'true']);
@@ -103,16 +116,9 @@ describe('avfs proxy exec with a live mount: run by the mount server', () => {
   });
 
   test('cancelling the CLI (SIGINT) stops the command in the server and prints the cancelled envelope', async () => {
-    const child = spawn(process.execPath, [CLI, '--json', '--vault', 'live', 'proxy', 'exec', '--', 'sh', '-c', 'echo $$; echo $PPID >&2; sleep 100'], {
-      env: { ...process.env, AVFS_HOME: home },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    // The command runs once a sleep is a grandchild of the server's runner.
-    assert.ok(await waitFor(() => sh('pgrep', ['-fx', 'sleep 100']).then((r) => r.stdout.trim() !== ''), 15_000));
-    child.kill('SIGINT');
-    const code = await new Promise<number>((r) => child.on('close', (c) => r(c ?? -1)));
+    const run = await runningExec('echo $$; echo $PPID >&2; sleep 100', 'sleep 100');
+    run.child.kill('SIGINT');
+    const { code, out } = await run.ended;
     const env = ExecutionEnvelope.parse(JSON.parse(out));
     assert.equal(code, EXEC_EXIT.cancelled);
     assert.equal(env.result.state, 'cancelled');
@@ -121,15 +127,9 @@ describe('avfs proxy exec with a live mount: run by the mount server', () => {
   });
 
   test('a server that dies mid-run: the CLI ends with a typed error, and the next call runs by itself', async () => {
-    const child = spawn(process.execPath, [CLI, '--json', '--vault', 'live', 'proxy', 'exec', '--', 'sh', '-c', 'sleep 101'], {
-      env: { ...process.env, AVFS_HOME: home },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    assert.ok(await waitFor(() => sh('pgrep', ['-fx', 'sleep 101']).then((r) => r.stdout.trim() !== ''), 15_000));
+    const run = await runningExec('sleep 101', 'sleep 101');
     process.kill(server, 'SIGKILL');
-    const code = await new Promise<number>((r) => child.on('close', (c) => r(c ?? -1)));
+    const { code, out } = await run.ended;
     const err = JSON.parse(out) as { error: string; message: string };
     assert.equal(err.error, 'MountError');
     assert.match(err.message, /ended the connection before the run ended/);
