@@ -157,13 +157,15 @@ export class MountRegistry {
       cleaned.push(rec.mountpoint);
     }
     const recorded = new Set(this.records().map((r) => r.mountpoint));
-    for (const e of mountTable()) {
-      if (e.fstype !== 'fuse.avfs' || recorded.has(e.mountpoint)) continue;
-      if ((await probe(e.mountpoint, 1000)).probe === 'stale') {
+    // Probed all at once: each probe is a process start, and other homes may have many mounts up.
+    const foreign = mountTable().filter((e) => e.fstype === 'fuse.avfs' && !recorded.has(e.mountpoint));
+    await Promise.all(
+      foreign.map(async (e) => {
+        if ((await probe(e.mountpoint, 1000)).probe !== 'stale') return;
         await lazyUnmount(e.mountpoint);
         cleaned.push(e.mountpoint);
-      }
-    }
+      }),
+    );
     return cleaned;
   }
 }

@@ -50,6 +50,12 @@ export interface MountSessionOptions {
    * in /etc/fuse.conf.
    */
   allowOther?: boolean;
+  /**
+   * Start the background WAL checkpoints (a worker thread) only once the mount has been up this
+   * long (default: at once). A mount made for one short command (a one-shot `proxy exec`) would
+   * spend more starting and stopping the thread than the command takes; a long one still gets it.
+   */
+  backgroundCheckpointsAfterMs?: number;
   log?: (line: string) => void;
 }
 
@@ -114,6 +120,7 @@ export class MountSession {
   readonly mountpoint: string;
   private started = '';
   private execSocket: string | undefined;
+  private checkpointsLater: NodeJS.Timeout | undefined;
 
   constructor(private readonly opts: MountSessionOptions) {
     this.registry = new MountRegistry(opts.home);
@@ -172,7 +179,12 @@ export class MountSession {
       if (this.opts.allowOther) checkAllowOther(this.mountpoint);
       const vault = (this.vault = this.opts.home.open(this.opts.vault, { readonly: !!this.opts.readonly, surface: 'fuse' }));
       // The server lives as long as the mount: keep WAL checkpoint syncs off the FUSE request path.
-      vault.startBackgroundCheckpoints();
+      const after = this.opts.backgroundCheckpointsAfterMs ?? 0;
+      if (after === 0) vault.startBackgroundCheckpoints();
+      else {
+        this.checkpointsLater = setTimeout(() => this.vault?.startBackgroundCheckpoints(), after);
+        this.checkpointsLater.unref();
+      }
       const io = new FileIo(new Vfs(vault));
       const others = this.registry.records().filter((r) => r.pid !== process.pid && r.vault === this.opts.vault && this.registry.isLive(r));
       if (others.length === 0) {
@@ -205,16 +217,24 @@ export class MountSession {
     }
   }
 
-  /** Ready when the kernel lists the mount and the mountpoint's root answers with our root inode. */
+  /**
+   * Ready when the kernel lists the mount and the mountpoint's root answers with our root inode.
+   * The stat is this process's own, asynchronous (this thread stays free to answer it): the mount
+   * is the one this process just made and serves, so it cannot hang on another server, and a
+   * `stat` child (what probe() runs for mounts of other processes) cost a process start per mount.
+   */
   private async waitReady(timeoutMs = 10_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     let last = '';
     while (Date.now() < deadline) {
       const entry = mountEntry(this.mountpoint);
       if (entry?.fstype === 'fuse.avfs') {
-        const p = await probe(this.mountpoint, 2000);
-        if (p.probe === 'ok' && p.ino === ROOT_INO) return;
-        last = `probe ${p.probe}${p.code ? ' ' + p.code : ''} ino ${p.ino ?? '-'}`;
+        const p = await stat(this.mountpoint).then(
+          (st) => ({ ino: st.ino, code: '' }),
+          (e: NodeJS.ErrnoException) => ({ ino: undefined, code: e.code ?? 'error' }),
+        );
+        if (p.ino === ROOT_INO) return;
+        last = `stat ${p.code || 'ok'} ino ${p.ino ?? '-'}`;
       } else {
         last = 'not in the mount table yet';
       }
@@ -267,6 +287,7 @@ export class MountSession {
       this.fs = undefined;
     }
     flush();
+    clearTimeout(this.checkpointsLater);
     this.vault?.close();
     this.vault = undefined;
     this.vops = undefined;

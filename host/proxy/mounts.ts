@@ -40,6 +40,8 @@ export interface MountPlan {
 }
 
 let oneShot = 0;
+/** A one-shot mount starts its background WAL checkpoints only if its command runs this long. */
+const ONE_SHOT_CHECKPOINTS_AFTER_MS = 1_000;
 
 /**
  * Where an automatic mount of `vault` lives, under the avfs home: one directory per vault and
@@ -165,7 +167,7 @@ export async function leaseMount(home: AvfsHome, plan: MountPlan, opts: { keep: 
 
   if (!req.keep && req.inProcess) {
     const { MountSession } = await import('../fuse/session');
-    const session = new MountSession({ home, vault: req.vault, mountpoint, readonly: req.readonly, allowOther: req.allowOther });
+    const session = new MountSession({ home, vault: req.vault, mountpoint, readonly: req.readonly, allowOther: req.allowOther, backgroundCheckpointsAfterMs: ONE_SHOT_CHECKPOINTS_AFTER_MS });
     return made(false, () => session.mount(), () => session.unmount());
   }
 

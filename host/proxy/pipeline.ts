@@ -28,7 +28,7 @@ import {
   type ExecutionEnvelope,
 } from '../protocol/exec';
 import type { Decision, PolicyCommand } from '../protocol/policy';
-import type { PolicyEngine } from '../policy/engine';
+import { decideOnce, type PolicyEngine } from '../policy/engine';
 import { effectiveRuleSets } from '../policy/sources';
 import type { AvfsHome } from '../store/home';
 import type { CheckpointRow, SaveOptions } from '../store/checkpoints';
@@ -40,6 +40,7 @@ import { type Approver, recordOf } from './approvals';
 import { type MountLease, leaseMount, planMount } from './mounts';
 import { childEnv } from './environment';
 import { pidAlive } from '../fuse/registry';
+import { prepareOutputPipes } from './pipes';
 import { runCommand, type RunOptions, type RunResult } from './runner';
 
 const TRANSITIONS: Record<ExecState, readonly ExecState[]> = {
@@ -211,8 +212,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
 
     // ---- policy
     run.move('policy');
-    const engine = await deps.engine();
-    decision = engine.decide(judgedCommand(req.command, req.env), {
+    decision = await decideOnce(deps.engine, judgedCommand(req.command, req.env), {
       mountpoint: plan.mountpoint,
       cwd: hostCwd,
       home: homedir(),
@@ -255,6 +255,8 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
 
     // ---- mounting (with the baseline of the change summary when no checkpoint serves as one)
     run.move('mounting');
+    // The command starts in this process: its output pipes are made while the mount is.
+    if (!deps.run) prepareOutputPipes();
     dropStaleBaselines(vault);
     const vfs = new Vfs(vault);
     if (req.readonly) {

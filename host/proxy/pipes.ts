@@ -51,40 +51,49 @@ export function outputPipes(n: number): OutputPipe[] {
 }
 
 /**
- * A process that starts command after command (the runner of the host and of mount servers)
- * keeps the next command's pair of output pipes made ahead: making one runs `mkfifo`, a few
- * milliseconds a command would otherwise wait for.
+ * Making a pair of output pipes runs `mkfifo`, a few milliseconds a command would wait for. A
+ * process that starts command after command (the runner of the host and of mount servers) keeps
+ * the next command's pair made ahead; a one-shot call starts making its pair while it mounts.
  */
 let keepSpare = false;
 let spare: Ends[] | undefined;
-let making = false;
+let making: Promise<void> | undefined;
 
-async function makeSpare(): Promise<void> {
-  if (!keepSpare || spare || making) return;
-  making = true;
-  const dir = mkdtempSync(join(tmpdir(), 'avfs-stdio-'));
-  try {
-    await promisify(execFile)('mkfifo', ['-m', '600', ...fifoNames(dir, 2)]);
-    spare = openEnds(fifoNames(dir, 2));
-  } catch {
-    /* the next command makes its own */
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-    making = false;
-  }
+function makeSpare(): Promise<void> {
+  if (spare) return Promise.resolve();
+  making ??= (async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'avfs-stdio-'));
+    try {
+      await promisify(execFile)('mkfifo', ['-m', '600', ...fifoNames(dir, 2)]);
+      spare = openEnds(fifoNames(dir, 2));
+    } catch {
+      /* the command makes its own */
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      making = undefined;
+    }
+  })();
+  return making;
 }
 
+/** Keeps a pair of output pipes made ahead, for every next command. */
 export function keepSparePipes(): void {
   keepSpare = true;
   void makeSpare();
 }
 
-/** A command's stdout and stderr pipes: the spare one if there is one (and another is made for the next command). */
-export function stdoutAndStderr(): [OutputPipe, OutputPipe] {
+/** Starts making the pipes of the one command this process is about to run. */
+export function prepareOutputPipes(): void {
+  void makeSpare();
+}
+
+/** A command's stdout and stderr pipes: the pair made ahead if there is one. */
+export async function stdoutAndStderr(): Promise<[OutputPipe, OutputPipe]> {
+  if (making) await making;
   const ends = spare;
   spare = undefined;
   const pipes = ends ? asPipes(ends) : outputPipes(2);
-  void makeSpare();
+  if (keepSpare) void makeSpare();
   return pipes as [OutputPipe, OutputPipe];
 }
 

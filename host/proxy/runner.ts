@@ -54,7 +54,7 @@ export async function runCommand(opts: RunOptions): Promise<RunResult> {
   const err = new HeadTailCapture(opts.maxOutputBytes);
   const started = performance.now();
   const [sh, ...shArgs] = START_IN_DIR;
-  const [stdoutPipe, stderrPipe] = stdoutAndStderr();
+  const [stdoutPipe, stderrPipe] = await stdoutAndStderr();
   const stdinFd = opts.stdin !== undefined ? inputFile(opts.stdin) : undefined;
   const childFds = [stdoutPipe.childFd, stderrPipe.childFd, ...(stdinFd !== undefined ? [stdinFd] : [])];
   let child: ChildProcess;
