@@ -3,7 +3,6 @@ import type { Command } from 'commander';
 import { AvfsError } from '../../protocol/errors';
 import { randomUUID } from 'node:crypto';
 import { type ApprovalRequest, EXEC_EXIT, type ExecRequestInput, type ExecutionEnvelope } from '../../protocol/exec';
-import { APPROVAL_REQUEST } from '../../protocol/host';
 import { noApprover, terminalApprover } from '../../proxy/approvals';
 import { type CliContext, NO_HOST_ENV } from '../context';
 import { type ExecOptions, execRequestOf, promptOf, readAll } from '../execRequest';
@@ -48,7 +47,11 @@ async function viaHost(
   opts: { interactive: boolean; signal: AbortSignal; show?: (stream: 'stdout' | 'stderr', text: string) => void },
 ): Promise<ExecutionEnvelope | undefined> {
   if (process.env[NO_HOST_ENV] === '1') return undefined;
+  // Looking costs a small file read; the host's client and protocol load only when one runs.
+  const { readHost } = await import('../../daemon/lock');
+  if (!readHost(ctx.homeDir)) return undefined;
   const { connectHost } = await import('../../daemon/client');
+  const { APPROVAL_REQUEST } = await import('../../protocol/host');
   const id = randomUUID();
   const prompt = opts.interactive ? terminalApprover({ input: process.stdin, output: process.stderr }) : undefined;
   const host = await connectHost(ctx.homeDir, {
