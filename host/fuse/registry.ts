@@ -146,9 +146,9 @@ export class MountRegistry {
   /**
    * Drops records of dead servers and lazily unmounts what they left behind (a mount whose server
    * was killed answers "Transport endpoint is not connected"). Also clears stale avfs mounts that
-   * have no record (their home was removed). Returns the mountpoints cleaned.
+   * have no record (their home was removed), unless `foreign` is false. Returns the mountpoints cleaned.
    */
-  async prune(): Promise<string[]> {
+  async prune(opts: { foreign?: boolean } = {}): Promise<string[]> {
     const cleaned: string[] = [];
     for (const rec of this.records()) {
       if (pidAlive(rec.pid)) continue;
@@ -156,6 +156,7 @@ export class MountRegistry {
       rmSync(this.fileOf(rec.mountpoint), { force: true });
       cleaned.push(rec.mountpoint);
     }
+    if (opts.foreign === false) return cleaned;
     const recorded = new Set(this.records().map((r) => r.mountpoint));
     // Probed all at once: each probe is a process start, and other homes may have many mounts up.
     const foreign = mountTable().filter((e) => e.fstype === 'fuse.avfs' && !recorded.has(e.mountpoint));

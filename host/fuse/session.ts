@@ -24,6 +24,9 @@ import { type MountedFs, mountFuse } from './binding';
 import { createVaultOps, type VaultOps } from './ops';
 import { lazyUnmount, mountEntry, type MountRecord, MountRegistry, probe } from './registry';
 
+/** A one-shot mount starts its background WAL checkpoints only if its command runs this long. */
+const ONE_SHOT_CHECKPOINTS_AFTER_MS = 1_000;
+
 export type MountState = 'unmounted' | 'mounting' | 'mounted' | 'unmounting';
 
 const TRANSITIONS: Record<MountState, readonly MountState[]> = {
@@ -51,11 +54,14 @@ export interface MountSessionOptions {
    */
   allowOther?: boolean;
   /**
-   * Start the background WAL checkpoints (a worker thread) only once the mount has been up this
-   * long (default: at once). A mount made for one short command (a one-shot `proxy exec`) would
-   * spend more starting and stopping the thread than the command takes; a long one still gets it.
+   * The mount serves one command and goes (a one-shot `proxy exec`): the background WAL
+   * checkpoints (a worker thread) start only if the command runs past ONE_SHOT_CHECKPOINTS_AFTER_MS
+   * (a short command would spend more on the thread than it takes), and the sweep of stale
+   * mounts of other homes (a `stat` process per avfs mount on the machine) is left to mount
+   * servers and `avfs mounts`. Stale records of this home, and a stale mount at this
+   * mountpoint, are still cleared.
    */
-  backgroundCheckpointsAfterMs?: number;
+  oneShot?: boolean;
   log?: (line: string) => void;
 }
 
@@ -174,15 +180,14 @@ export class MountSession {
     this.move('mounting');
     this.started = new Date().toISOString();
     try {
-      await this.registry.prune();
+      await this.registry.prune({ foreign: !this.opts.oneShot });
       await checkMountpoint(this.mountpoint);
       if (this.opts.allowOther) checkAllowOther(this.mountpoint);
       const vault = (this.vault = this.opts.home.open(this.opts.vault, { readonly: !!this.opts.readonly, surface: 'fuse' }));
       // The server lives as long as the mount: keep WAL checkpoint syncs off the FUSE request path.
-      const after = this.opts.backgroundCheckpointsAfterMs ?? 0;
-      if (after === 0) vault.startBackgroundCheckpoints();
+      if (!this.opts.oneShot) vault.startBackgroundCheckpoints();
       else {
-        this.checkpointsLater = setTimeout(() => this.vault?.startBackgroundCheckpoints(), after);
+        this.checkpointsLater = setTimeout(() => this.vault?.startBackgroundCheckpoints(), ONE_SHOT_CHECKPOINTS_AFTER_MS);
         this.checkpointsLater.unref();
       }
       const io = new FileIo(new Vfs(vault));

@@ -40,8 +40,6 @@ export interface MountPlan {
 }
 
 let oneShot = 0;
-/** A one-shot mount starts its background WAL checkpoints only if its command runs this long. */
-const ONE_SHOT_CHECKPOINTS_AFTER_MS = 1_000;
 
 /**
  * Where an automatic mount of `vault` lives, under the avfs home: one directory per vault and
@@ -167,7 +165,7 @@ export async function leaseMount(home: AvfsHome, plan: MountPlan, opts: { keep: 
 
   if (!req.keep && req.inProcess) {
     const { MountSession } = await import('../fuse/session');
-    const session = new MountSession({ home, vault: req.vault, mountpoint, readonly: req.readonly, allowOther: req.allowOther, backgroundCheckpointsAfterMs: ONE_SHOT_CHECKPOINTS_AFTER_MS });
+    const session = new MountSession({ home, vault: req.vault, mountpoint, readonly: req.readonly, allowOther: req.allowOther, oneShot: true });
     return made(false, () => session.mount(), () => session.unmount());
   }
 
