@@ -3,6 +3,7 @@
  * call that hands its run to a kept mount's server (host/cli/keptMountClient.ts) builds it
  * without loading the CLI's core, and the core's handler builds it with the same code.
  */
+import { isatty } from 'node:tty';
 import type { ExecRequestInput } from '../protocol/exec';
 
 export interface ExecOptions {
@@ -65,7 +66,8 @@ export function execRequestOf(argv: string[], opts: ExecOptions, vault: string |
 
 /** Whether the person at this terminal can be asked to approve a run, or why not. */
 export function promptOf(opts: ExecOptions): { interactive: boolean; why: string } {
-  const interactive = opts.prompt && !opts.stdin && !!process.stdin.isTTY && !!process.stderr.isTTY;
+  // isatty, not process.stdin.isTTY: touching process.stdin sets up a stream a call without --stdin never reads.
+  const interactive = opts.prompt && !opts.stdin && isatty(0) && isatty(2);
   return { interactive, why: opts.prompt ? 'no terminal to ask on' : '--no-prompt' };
 }
 

@@ -133,6 +133,11 @@ export class MountSession {
     this.mountpoint = resolve(opts.mountpoint);
   }
 
+  /** The name of the vault served. */
+  get vaultName(): string {
+    return this.opts.vault;
+  }
+
   get state(): MountState {
     return this._state;
   }

@@ -15,6 +15,7 @@ import type { ApprovalRequest, ExecutionEnvelope } from '../protocol/exec';
 import { MountExecFollowUp, type MountExecReply, MountExecRun } from '../protocol/mountExec';
 import type { PolicyEngine } from '../policy/engine';
 import type { AvfsHome } from '../store/home';
+import type { Vault } from '../store/vault';
 import { VERSION } from '../version';
 import { type Approver, type ApprovalOutcome, DEFAULT_APPROVAL_TIMEOUT_MS, noApprover } from './approvals';
 import { runExec } from './pipeline';
@@ -24,6 +25,8 @@ const WARM_AFTER_MS = 300;
 
 export interface MountExecOptions {
   home: AvfsHome;
+  /** The vault this process serves. */
+  vault: string;
   socket: string;
   /** How the CLI shows a finished run: its exit code and the text for a person. */
   present: (envelope: ExecutionEnvelope) => { exitCode: number; human: string };
@@ -51,6 +54,15 @@ export async function serveMountExec(opts: MountExecOptions): Promise<MountExecE
   let engine: Promise<PolicyEngine> | undefined;
   const policyEngine = () => (engine ??= import('../policy/engine').then((m) => m.createPolicyEngine()));
   const runner = new RunnerProcess();
+  // The connection to the mount's own vault stays open between runs (this process keeps that vault
+  // open anyway); a run in another vault (the caller found no mount of it) opens its own.
+  let own: Vault | undefined;
+  const vaults = {
+    open: (name: string) => (name === opts.vault ? (own ??= opts.home.open(name, { surface: 'exec' })) : opts.home.open(name, { surface: 'exec' })),
+    release: (v: Vault) => {
+      if (v !== own) v.close();
+    },
+  };
   const runs = new Set<AbortController>();
 
   const serveOne = (socket: Socket) => {
@@ -108,6 +120,7 @@ export async function serveMountExec(opts: MountExecOptions): Promise<MountExecE
         surface: 'cli',
         signal: cancel.signal,
         baseEnv: run.env,
+        vaults,
         run: (o) => runner.run(o),
         ...(run.stream ? { onOutput: (_id: string, stream: 'stdout' | 'stderr', chunk: Buffer) => send({ type: 'output', stream, data: chunk.toString('base64') }) } : {}),
       });
@@ -139,6 +152,8 @@ export async function serveMountExec(opts: MountExecOptions): Promise<MountExecE
       for (const c of runs) c.abort();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       runner.stop();
+      own?.close();
+      own = undefined;
       rmSync(opts.socket, { force: true });
     },
   };

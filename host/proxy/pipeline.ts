@@ -100,6 +100,11 @@ export interface ExecDeps {
   onOutput?: (id: string, stream: 'stdout' | 'stderr', chunk: Buffer) => void;
   /** Where checkpoints and the change summary are made (default: this thread, on the run's connection). */
   store?: ExecStore;
+  /**
+   * The run's connection to its vault (default: opened for the run, closed after it). A mount
+   * server keeps one open between runs: it serves the vault anyway, and opening costs each run.
+   */
+  vaults?: { open(name: string): Vault; release(vault: Vault): void };
   /** The environment the command inherits (default: this process's; a mount server is given its caller's). */
   baseEnv?: NodeJS.ProcessEnv;
   /** What starts the command (default: this process; the host hands it to a small process of its own). */
@@ -169,6 +174,7 @@ function dropStaleBaselines(vault: Vault): void {
 }
 
 export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<ExecutionEnvelope> {
+  const vaults = deps.vaults ?? { open: (name: string) => deps.home.open(name, { surface: 'exec' }), release: (v: Vault) => v.close() };
   const run = new ExecRun(typeof input.id === 'string' ? input.id : undefined, deps.onState);
   // Without zod's compiled fast path: compiling it costs a one-shot call ~8 ms, more than it ever saves there.
   const parsed = ExecRequest.safeParse(input, { jitless: true });
@@ -205,7 +211,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
     const req = parsed.data;
     const vaultCwd = normalizePath(req.cwd);
     vaultName = deps.home.resolve(req.vault);
-    vault = deps.home.open(vaultName, { surface: 'exec' });
+    vault = vaults.open(vaultName);
     store = deps.store ?? storeOf(vault);
     const plan = planMount(deps.home, { vault: vaultName, readonly: req.readonly, allowOther: req.allow_other, keep: req.keep_mount, ...(req.mountpoint !== undefined ? { mountpoint: req.mountpoint } : {}) });
     plannedMountpoint = plan.mountpoint;
@@ -317,7 +323,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
   } finally {
     if (lease) await lease.release().catch(() => undefined);
     if (baseline && store && vaultName) await store.deleteCheckpoint(vaultName, baseline.name).catch(() => undefined); // else dropped by a later run
-    vault?.close();
+    if (vault) vaults.release(vault);
   }
 
   async function askApproval(vname: string, vaultCwd: string, d: Decision): Promise<ApprovalRecord> {

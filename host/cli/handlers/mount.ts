@@ -64,7 +64,7 @@ async function openExecEndpoint(ctx: CliContext, session: MountSession): Promise
   try {
     const { serveMountExec } = await import('../../proxy/mountExec');
     const { execExitCode, humanReport } = await import('./proxy');
-    const ep = await serveMountExec({ home: await ctx.home(), socket, present: (env) => ({ exitCode: execExitCode(env), human: humanReport(env) }) });
+    const ep = await serveMountExec({ home: await ctx.home(), vault: session.vaultName, socket, present: (env) => ({ exitCode: execExitCode(env), human: humanReport(env) }) });
     return { ...ep, socket };
   } catch (e) {
     process.stderr.write(`${new Date().toISOString()} no exec endpoint at ${socket}: ${(e as Error).message}\n`);
