@@ -3,7 +3,6 @@
  * call that hands its run to a kept mount's server (host/cli/keptMountClient.ts) builds it
  * without loading the CLI's core, and the core's handler builds it with the same code.
  */
-import { isatty } from 'node:tty';
 import type { ExecRequestInput } from '../protocol/exec';
 
 export interface ExecOptions {
@@ -65,8 +64,9 @@ export function execRequestOf(argv: string[], opts: ExecOptions, vault: string |
 }
 
 /** Whether the person at this terminal can be asked to approve a run, or why not. */
-export function promptOf(opts: ExecOptions): { interactive: boolean; why: string } {
+export async function promptOf(opts: ExecOptions): Promise<{ interactive: boolean; why: string }> {
   // isatty, not process.stdin.isTTY: touching process.stdin sets up a stream a call without --stdin never reads.
+  const { isatty } = await import('node:tty');
   const interactive = opts.prompt && !opts.stdin && isatty(0) && isatty(2);
   return { interactive, why: opts.prompt ? 'no terminal to ask on' : '--no-prompt' };
 }

@@ -10,7 +10,7 @@
  * approvers and clients see the run), AVFS_NO_HOST=1, or a flag is wrong (the core says how).
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import type { ExecRequestInput } from '../protocol/exec';
@@ -64,7 +64,9 @@ function currentVault(home: string): string | undefined {
   }
 }
 
-function openSocket(path: string): Promise<Socket | undefined> {
+async function openSocket(path: string): Promise<Socket | undefined> {
+  // Loaded here: every avfs start loads this file, and most never connect.
+  const { connect } = await import('node:net');
   return new Promise((resolve) => {
     const s = connect(path);
     s.once('connect', () => resolve(s));
@@ -107,7 +109,7 @@ export async function execInLiveMount(args: unknown[], io: CliIo, fail: (message
   // From here the server runs the call: whatever happens is reported as the core would.
   const json = !!globals.json;
   if (opts.stdin) request.stdin = await readAll(process.stdin);
-  const prompt = promptOf(opts);
+  const prompt = await promptOf(opts);
   const send = (m: MountExecRun | MountExecFollowUp) => socket.write(JSON.stringify(m) + '\n');
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;

@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { AvfsError } from '../protocol/errors';
 import { pidAlive } from '../fuse/registry';
-import { type HomeDir, unixSocketPath } from '../store/homeDir';
+import type { HomeDir } from '../store/homeDir';
+import { unixSocketPath } from '../store/socketPath';
 
 export const HostRecord = z.object({ pid: z.number().int(), socket: z.string(), started_at: z.string(), version: z.string() });
 export type HostRecord = z.infer<typeof HostRecord>;

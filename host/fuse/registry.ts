@@ -11,7 +11,7 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { AvfsError } from '../protocol/errors';
 import type { AvfsHome } from '../store/home';
-import { unixSocketPath } from '../store/homeDir';
+import { unixSocketPath } from '../store/socketPath';
 import { mountEntry, mountTable, pidAlive, servedNow } from './liveness';
 
 export const MountRecord = z.object({

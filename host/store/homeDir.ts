@@ -1,7 +1,5 @@
 /** Where the avfs home is: `$AVFS_HOME`, else `~/.avfs`. Apart from home.ts so finding it loads no store. */
-import { createHash } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import { homedir, tmpdir, userInfo } from 'node:os';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 
 export function defaultHome(): string {
@@ -14,13 +12,3 @@ export interface HomeDir {
   readonly dir: string;
 }
 
-/** Unix socket paths are limited to 107 bytes. */
-const SOCKET_PATH_MAX = 107;
-
-/** `preferred` when it fits a Unix socket's path; else a short path in a private runtime directory, named after `key`. */
-export function unixSocketPath(preferred: string, key: string): string {
-  if (Buffer.byteLength(preferred) <= SOCKET_PATH_MAX) return preferred;
-  const dir = join(tmpdir(), `avfs-${userInfo().uid}`);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  return join(dir, createHash('sha256').update(key).digest('hex').slice(0, 16) + '.sock');
-}

@@ -92,7 +92,7 @@ export const proxyHandlers = {
     const invalid = (message: string, details: Record<string, unknown>) => new AvfsError('InvalidInput', message, details);
     const request: ExecRequestInput = execRequestOf(argv, opts, ctx.globals(cmd).vault, invalid);
     if (opts.stdin) request.stdin = await readAll(process.stdin);
-    const { interactive, why } = promptOf(opts);
+    const { interactive, why } = await promptOf(opts);
     const approver = interactive ? terminalApprover({ input: process.stdin, output: process.stderr }) : noApprover(why);
     const cancel = new AbortController();
     const onSignal = () => cancel.abort();
