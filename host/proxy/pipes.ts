@@ -1,9 +1,10 @@
 /**
  * Real pipes and files for a child's stdio. Node hands children UNIX socket pairs, and a socket
  * cannot be reopened through /proc: a command that writes to `/dev/stdout` or `/dev/stderr`
- * (`tee /dev/stderr`, `echo oops > /dev/stderr`, common in scripts) fails with ENXIO. A FIFO is
- * a real pipe: made in a private directory, opened at both ends, then unlinked. Input is given
- * as a file (unlinked once open), so `/dev/stdin` works too and the command sees its end.
+ * (`tee /dev/stderr`, `echo oops > /dev/stderr`, common in scripts) fails with ENXIO. Output goes
+ * through real pipes: pipe(2) from avfs's addon, or where it is not built, FIFOs made with
+ * `mkfifo` in a private directory, opened at both ends, then unlinked. Input is given as a file
+ * (unlinked once open), so `/dev/stdin` works too and the command sees its end.
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { closeSync, constants, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,6 +12,7 @@ import { promisify } from 'node:util';
 import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { loadNativeAddon } from '../fuse/addon';
 
 export interface OutputPipe {
   /** The reading end, this process's. */
@@ -40,13 +42,24 @@ const fifoNames = (dir: string, n: number) => Array.from({ length: n }, (_, i) =
 
 const asPipes = (ends: Ends[]): OutputPipe[] => ends.map((e) => ({ stream: new Socket({ fd: e.ours, readable: true, writable: false }), childFd: e.child }));
 
+/** Anonymous pipes from avfs's addon (pipe(2)); undefined when it is not built here. */
+function anonymousPipes(n: number): Ends[] | undefined {
+  const addon = loadNativeAddon<{ pipe?: () => [number, number] }>();
+  if (typeof addon?.pipe !== 'function') return undefined;
+  return Array.from({ length: n }, () => {
+    const [ours, child] = addon.pipe!();
+    return { ours, child };
+  });
+}
+
 /** `n` pipes the child writes into and this process reads. */
 export function outputPipes(n: number): OutputPipe[] {
   return asPipes(
-    privateDir((dir) => {
-      execFileSync('mkfifo', ['-m', '600', ...fifoNames(dir, n)]);
-      return openEnds(fifoNames(dir, n));
-    }),
+    anonymousPipes(n) ??
+      privateDir((dir) => {
+        execFileSync('mkfifo', ['-m', '600', ...fifoNames(dir, n)]);
+        return openEnds(fifoNames(dir, n));
+      }),
   );
 }
 
@@ -60,7 +73,8 @@ let spare: Ends[] | undefined;
 let making: Promise<void> | undefined;
 
 function makeSpare(): Promise<void> {
-  if (spare) return Promise.resolve();
+  // With the addon a pair costs two pipe(2) calls: nothing to make ahead.
+  if (spare || loadNativeAddon<{ pipe?: unknown }>()?.pipe) return Promise.resolve();
   making ??= (async () => {
     const dir = mkdtempSync(join(tmpdir(), 'avfs-stdio-'));
     try {
