@@ -1,18 +1,39 @@
-// The extension's entry point: activate() wires the parts together; each part lives in its own module.
+// The extension's entry point: activate() creates the context (ctx.ts), which owns everything, and
+// registers the commands; deactivate() stops the host it started.
 import * as vscode from 'vscode';
 import { registerCommands } from './commands';
-import { registerVaultTree } from './views/vaultTree';
+import { config } from './config';
+import { Ctx } from './ctx';
 
-export function activate(context: vscode.ExtensionContext): void {
-  // A LogOutputChannel: levelled lines, and the user can change the level with "Set Log Level".
-  const log = vscode.window.createOutputChannel('AVFS', { log: true });
-  context.subscriptions.push(log);
-  registerVaultTree(context);
-  registerCommands(context, { log });
-  const { version } = context.extension.packageJSON as { version: string };
-  const ui = vscode.env.uiKind === vscode.UIKind.Web ? 'web' : 'desktop';
-  log.info(`AVFS ${version} activated (VS Code ${vscode.version}, ${ui}, extension host on Node ${process.version})`);
+let ctx: Ctx | undefined;
+
+/** What activate() returns: for the extension's own tests (which wait on the host's state), not a public API. */
+export interface AvfsTestApi {
+  host: Ctx['host'];
+  tree: Ctx['tree'];
+  /** The folder VS Code keeps the AVFS log file in. */
+  logUri: vscode.Uri;
 }
 
-// Everything is disposed through context.subscriptions.
-export function deactivate(): void {}
+export function activate(context: vscode.ExtensionContext): AvfsTestApi {
+  try {
+    ctx = new Ctx(context);
+    context.subscriptions.push(...registerCommands(ctx));
+  } catch (e) {
+    // VS Code does not tell the person when an extension fails to activate, so we do.
+    void vscode.window.showErrorMessage(`AVFS could not start: ${e instanceof Error ? e.message : String(e)}`);
+    throw e;
+  }
+  const { version } = context.extension.packageJSON as { version: string };
+  const ui = vscode.env.uiKind === vscode.UIKind.Web ? 'web' : 'desktop';
+  ctx.log.info(`AVFS ${version} activated (VS Code ${vscode.version}, ${ui}, extension host on Node ${process.version})`);
+  if (config.showViewOnStartup()) void vscode.commands.executeCommand('workbench.view.extension.avfs');
+  return { host: ctx.host, tree: ctx.tree, logUri: context.logUri };
+}
+
+// VS Code waits for the returned promise: the host child is stopped (and its mounts unmounted) before the window goes.
+export async function deactivate(): Promise<void> {
+  const current = ctx;
+  ctx = undefined;
+  await current?.dispose();
+}

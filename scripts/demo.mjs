@@ -43,5 +43,11 @@ sh('ls -la && python3 src/hello.py');
 sh('git init -q && git add -A && git -c user.email=demo@avfs -c user.name=demo commit -qm "first commit" && git log --oneline');
 avfs('unmount', mnt);
 avfs('checkpoint', 'diff', 'before-work');
+
+// What an agent does: every command through the policy, in a mount, with one JSON envelope back.
+avfs('proxy', 'exec', '--vault', 'demo', '--shell', 'python3 src/hello.py > out.txt && cat out.txt');
+avfs('proxy', 'exec', '--vault', 'demo', '--no-prompt', '--', 'rm', '-rf', '/etc/avfs-demo-never');
+avfs('--json', 'proxy', 'exec', '--vault', 'demo', '--', 'sh', '-c', 'echo done > done.txt');
+avfs('audit', '--limit', '5');
 avfs('vault', 'list');
 process.stdout.write(`\nThe demo vault is in ${home}. Explore it with:\n  export AVFS_HOME=${home}\n  alias avfs="node ${join(root, 'dist/avfs.js')}"\n  avfs --help\n`);

@@ -1,7 +1,7 @@
 /**
  * Finds and loads avfs's native addon (host/fuse/native/, dist/avfs_fuse.node). Apart from
- * binding.ts (which says how to build it when it is missing) so that the command runner can use
- * its `pipe()` without loading the FUSE binding and the error table.
+ * binding.ts (which turns a missing or unloadable addon into a MountError saying what to do) so
+ * that the command runner can use its `pipe()` without the FUSE binding and the error table.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,12 +13,17 @@ export function addonCandidates(): string[] {
   return [join(__dirname, ADDON_FILE), join(__dirname, '..', '..', 'dist', ADDON_FILE)];
 }
 
+/** The addon's file, or undefined when it is not built. */
+export function addonFile(): string | undefined {
+  return addonCandidates().find((f) => existsSync(f));
+}
+
 let loaded: unknown;
 
-/** The addon's exports, or undefined when it is not built. */
+/** The addon's exports; undefined when it is not built. Throws what dlopen throws (libfuse.so.2 missing, a damaged file). */
 export function loadNativeAddon<T>(): T | undefined {
   if (loaded) return loaded as T;
-  const file = addonCandidates().find((f) => existsSync(f));
+  const file = addonFile();
   if (!file) return undefined;
   const mod = { exports: {} };
   process.dlopen(mod, file);

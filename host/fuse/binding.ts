@@ -13,7 +13,7 @@
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { AvfsError } from '../protocol/errors';
-import { ADDON_FILE, addonCandidates, loadNativeAddon } from './addon';
+import { ADDON_FILE, addonCandidates, addonFile, loadNativeAddon } from './addon';
 import { lazyUnmount } from './registry';
 
 /** The process whose call a request is (fuse_get_context: fsuid, fsgid, thread id). */
@@ -162,17 +162,24 @@ interface Addon {
 export { ADDON_FILE };
 const EIO = -5;
 
-/** The compiled addon, or a MountError saying how to build it. */
+/** The compiled addon, or a MountError saying how to build it or why it does not load. */
 function loadAddon(): Addon {
-  const addon = loadNativeAddon<Addon>();
-  if (!addon) {
+  const file = addonFile();
+  if (!file) {
     throw new AvfsError(
       'MountError',
       `avfs's FUSE binding (${ADDON_FILE}) is not built: run \`npm run build\` in the avfs checkout (it needs a C compiler and libfuse 2's headers: apt-get install build-essential libfuse-dev)`,
       { reason: 'binding_missing', looked_in: addonCandidates() },
     );
   }
-  return addon;
+  try {
+    return loadNativeAddon<Addon>()!;
+  } catch (e) {
+    // Most often libfuse.so.2 is missing: the binding links it, and only a mount loads the binding.
+    throw new AvfsError('MountError', `avfs's FUSE binding (${file}) does not load: ${(e as Error).message} (a missing libfuse.so.2 is installed with apt-get install libfuse2; a damaged binding is rebuilt by npm run build)`, {
+      reason: 'binding_unloadable',
+    });
+  }
 }
 
 /** Mounts `ops` at `mountpoint`; resolves once the kernel has started talking to the file system. */

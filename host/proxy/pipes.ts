@@ -42,12 +42,27 @@ const fifoNames = (dir: string, n: number) => Array.from({ length: n }, (_, i) =
 
 const asPipes = (ends: Ends[]): OutputPipe[] => ends.map((e) => ({ stream: new Socket({ fd: e.ours, readable: true, writable: false }), childFd: e.child }));
 
-/** Anonymous pipes from avfs's addon (pipe(2)); undefined when it is not built here. */
+type MakePipe = () => [number, number];
+let nativePipe: MakePipe | null | undefined;
+
+/** pipe(2) from avfs's addon; null when the addon is not built or does not load here. */
+function pipeMaker(): MakePipe | null {
+  if (nativePipe === undefined) {
+    try {
+      nativePipe = loadNativeAddon<{ pipe?: MakePipe }>()?.pipe ?? null;
+    } catch {
+      nativePipe = null;
+    }
+  }
+  return nativePipe;
+}
+
+/** Anonymous pipes from avfs's addon; undefined when it cannot make them here. */
 function anonymousPipes(n: number): Ends[] | undefined {
-  const addon = loadNativeAddon<{ pipe?: () => [number, number] }>();
-  if (typeof addon?.pipe !== 'function') return undefined;
+  const pipe = pipeMaker();
+  if (!pipe) return undefined;
   return Array.from({ length: n }, () => {
-    const [ours, child] = addon.pipe!();
+    const [ours, child] = pipe();
     return { ours, child };
   });
 }
@@ -74,7 +89,7 @@ let making: Promise<void> | undefined;
 
 function makeSpare(): Promise<void> {
   // With the addon a pair costs two pipe(2) calls: nothing to make ahead.
-  if (spare || loadNativeAddon<{ pipe?: unknown }>()?.pipe) return Promise.resolve();
+  if (spare || pipeMaker()) return Promise.resolve();
   making ??= (async () => {
     const dir = mkdtempSync(join(tmpdir(), 'avfs-stdio-'));
     try {

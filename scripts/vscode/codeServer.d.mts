@@ -1,6 +1,8 @@
 // Types of codeServer.mjs, for the TypeScript tests that run code-server themselves (test/vsix/).
 export interface WorkbenchOptions {
   folder?: string;
+  /** A .code-workspace file to open instead of a folder. */
+  workspace?: string;
   extensionDevelopmentPath?: string;
   extensionTestsPath?: string;
 }

@@ -20,6 +20,7 @@ import { codeServerStateEnv, ensureCodeServer } from './install.mjs';
  *
  * @typedef {object} WorkbenchOptions
  * @property {string} [folder]                     absolute path of the folder the window opens
+ * @property {string} [workspace]                  absolute path of a .code-workspace file the window opens (instead of a folder)
  * @property {string} [extensionDevelopmentPath]   absolute path of an extension to load in development mode
  * @property {string} [extensionTestsPath]         absolute path of a tests entry (exports run()) to run in the extension host
  */
@@ -140,7 +141,7 @@ export async function startCodeServer(opts) {
     exited,
     stop,
     killNow,
-    workbenchUrl({ folder, extensionDevelopmentPath, extensionTestsPath }) {
+    workbenchUrl({ folder, workspace, extensionDevelopmentPath, extensionTestsPath }) {
       const payload = [];
       if (extensionDevelopmentPath) {
         payload.push(['extensionDevelopmentPath', remote(extensionDevelopmentPath)]);
@@ -150,6 +151,7 @@ export async function startCodeServer(opts) {
       if (extensionTestsPath) payload.push(['extensionTestsPath', remote(extensionTestsPath)]);
       const query = new URLSearchParams();
       if (folder) query.set('folder', folder);
+      if (workspace) query.set('workspace', workspace);
       if (payload.length) query.set('payload', JSON.stringify(payload));
       return `${url}?${query}`;
     },

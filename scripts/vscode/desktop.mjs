@@ -33,7 +33,8 @@ try {
     cachePath: cacheRoot(),
     extensionDevelopmentPath: root,
     extensionTestsPath,
-    extensionTestsEnv: opt.grep ? { AVFS_VSCODE_GREP: opt.grep } : {},
+    // A fresh avfs home, as under code-server: the extension's host and the tests' CLI calls share it.
+    extensionTestsEnv: { AVFS_HOME: join(workspace, '.avfs-home'), ...(opt.grep ? { AVFS_VSCODE_GREP: opt.grep } : {}) },
     launchArgs: [workspace, '--disable-extensions'],
   });
 } catch (e) {

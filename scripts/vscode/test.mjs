@@ -8,7 +8,7 @@
 // test needs to act on or look at the UI, it asks this runner to run a Playwright step against the
 // same window (test/vscode/ui.ts → scripts/vscode/uiDriver.mjs → test/vscode/uiSteps.ts).
 // Everything it starts (code-server's process group, Chromium) is stopped at the end, whatever happens.
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -63,14 +63,21 @@ async function main() {
   });
   cleanups.push(() => driver.close());
 
-  const workspace = join(runDir, 'workspace');
-  mkdirSync(workspace, { recursive: true });
+  const folder = join(runDir, 'workspace');
+  mkdirSync(folder, { recursive: true });
+  // A multi-root workspace (of one folder) from the start: adding a folder to it (Add Vault to
+  // Workspace) then keeps the extension host running, where turning a single-folder window into a
+  // workspace would restart it under the tests.
+  const workspace = join(runDir, 'tests.code-workspace');
+  writeFileSync(workspace, `${JSON.stringify({ folders: [{ path: folder }] }, null, 2)}\n`);
   server = await startCodeServer({
     stateDir: join(runDir, 'code-server'),
     // A fixed theme, so screenshots look the same on every machine.
     settings: { ...QUIET_SETTINGS, 'workbench.colorTheme': 'Default Dark Modern' },
     env: {
       AVFS_UI_DRIVER: driver.url,
+      // The vaults of this run: the extension's host and the tests' CLI calls share this home.
+      AVFS_HOME: join(runDir, 'avfs-home'),
       ...(opt.grep ? { AVFS_VSCODE_GREP: opt.grep } : {}),
       // VS Code's device id goes to $XDG_CACHE_HOME/Microsoft: a test run leaves nothing in the home.
       XDG_CACHE_HOME: join(runDir, 'xdg-cache'),
@@ -91,7 +98,7 @@ async function main() {
 
   // The workbench calls window.codeAutomationExit(code) when the tests entry's run() settles.
   const testsDone = new Promise((resolve) => page.exposeFunction('codeAutomationExit', (code) => resolve(Number(code))));
-  await page.goto(server.workbenchUrl({ folder: workspace, extensionDevelopmentPath: root, extensionTestsPath: testsEntry }));
+  await page.goto(server.workbenchUrl({ workspace, extensionDevelopmentPath: root, extensionTestsPath: testsEntry }));
   say(`workbench loaded after ${seconds()} s; running the tests in the extension host`);
 
   // The first to happen decides; the others are ignored (the clean-up closes Chromium and stops

@@ -1,8 +1,9 @@
-// The extension in a real VS Code: activation, its contributions, and what a person sees.
+// The extension in a real VS Code: activation, its contributions, and the view before any vault.
 import assert from 'node:assert/strict';
 import { describe, it } from 'mocha';
 import * as vscode from 'vscode';
-import { extension, manifest, until } from './helpers';
+import { SETTINGS } from '../../extension/config';
+import { extension, hostReady, manifest, until } from './helpers';
 import { PART, requireUi, ui } from './ui';
 
 describe('AVFS extension', () => {
@@ -25,10 +26,27 @@ describe('AVFS extension', () => {
       .filter((c) => c.startsWith('avfs.') && !views.some((v) => c.startsWith(v)))
       .sort();
     assert.deepEqual(registered, contributed);
+    // Inline actions show an icon: every command in an inline group has one.
+    const inline = Object.values(contributes.menus).flat().filter((m) => m.group?.startsWith('inline'));
+    for (const m of inline) assert.ok(contributes.commands.find((c) => c.command === m.command)?.icon, `${m.command} is inline and has no icon`);
   });
 
-  it('shows its container in the activity bar, with the Vaults view and its welcome content', async function () {
+  it('declares every setting it reads, with a type, a default, a scope and a description', () => {
+    const declared = manifest().contributes.configuration.flatMap((section) => Object.entries(section.properties));
+    assert.deepEqual(declared.map(([key]) => key).sort(), Object.values(SETTINGS).sort());
+    for (const [key, p] of declared) {
+      assert.ok(p.type && p.default !== undefined && p.scope && (p.description || p.markdownDescription), `${key} is fully declared`);
+      // VS Code knows it: the default is what the configuration API returns when nothing is set.
+      assert.deepEqual(vscode.workspace.getConfiguration().inspect(key)?.defaultValue, p.default);
+    }
+  });
+
+  it('shows its container in the activity bar; with no vault yet, the welcome view offers Create Vault, which makes one', async function () {
     requireUi(this);
+    // The home of this run is fresh: no vault (tests run in file order, and this file is first).
+    const api = await hostReady();
+    const { vaults } = await api.host.request('vault/list', {});
+    assert.deepEqual(vaults, [], 'this test needs the fresh avfs home of a run (its file runs first)');
     // Start from another container, as a person would: clicking the selected one would close it.
     await vscode.commands.executeCommand('workbench.view.explorer');
     const tab = { role: 'tab', name: 'AVFS', exact: true, within: PART.activityBar } as const;
@@ -37,17 +55,25 @@ describe('AVFS extension', () => {
     assert.equal((await ui('attributes', { ...tab, names: ['aria-selected'] }))['aria-selected'], 'true');
     // With one view in the container, its name is in the side bar's title ("AVFS: Vaults").
     assert.match(await ui('visible', { css: '.composite.title .title-label', within: PART.sideBar }), /^AVFS: Vaults$/i);
-    assert.match(await ui('visible', { css: '.welcome-view-content', within: PART.sideBar }), /once the extension is connected to the AVFS vault host/);
-    await ui('screenshot', { name: 'avfs-view' });
+    assert.match(await ui('visible', { css: '.welcome-view-content', within: PART.sideBar }), /Vaults are isolated workspaces for AI agents/);
+    await ui('screenshot', { name: 'welcome' });
+    await ui('click', { role: 'button', name: 'Create Vault', within: PART.sideBar });
+    await ui('visible', { css: '.quick-input-widget' });
+    await ui('type', { text: 'first' });
+    await ui('press', { key: 'Enter' });
+    await ui('visible', { role: 'treeitem', name: 'first', within: PART.sideBar });
+    const listed = await api.host.request('vault/list', {});
+    assert.deepEqual(listed.vaults.map((v) => v.name), ['first']);
   });
 
-  it("the welcome view's Show Logs button opens the AVFS log at its activation line", async function () {
+  it("the Show Logs command opens the AVFS log, with the host's own lines in it", async function () {
     requireUi(this);
-    await vscode.commands.executeCommand('workbench.view.extension.avfs');
+    await hostReady();
     await vscode.commands.executeCommand('workbench.action.closePanel');
-    await ui('click', { role: 'button', name: 'Show Logs', within: PART.sideBar });
+    await vscode.commands.executeCommand('avfs.showLogs');
     assert.equal(await ui('value', { role: 'combobox', name: 'Switch Output', within: PART.panel }), 'AVFS');
-    const shown = await ui('visible', { text: `AVFS ${manifest().version} activated`, within: PART.panel });
-    assert.match(shown, /\[info\] AVFS \S+ activated \(VS Code/);
+    // The log ends with the host's lines (its `log` notifications): the view shows the end.
+    assert.match(await ui('visible', { text: '[host] client', within: PART.panel }), /\[host\] client \S/);
+    await vscode.commands.executeCommand('workbench.action.closePanel');
   });
 });

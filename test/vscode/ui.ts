@@ -3,6 +3,7 @@
 // step's error (an element that never appeared…) fails the test. Steps are in ./uiSteps.ts.
 import { request } from 'node:http';
 import type { Context } from 'mocha';
+import * as vscode from 'vscode';
 import type { UiSteps } from './uiSteps';
 
 export const UI_DRIVER_ENV = 'AVFS_UI_DRIVER';
@@ -13,6 +14,7 @@ export const PART = {
   sideBar: '#workbench\\.parts\\.sidebar',
   panel: '#workbench\\.parts\\.panel',
   statusBar: '#workbench\\.parts\\.statusbar',
+  editor: '#workbench\\.parts\\.editor',
 } as const;
 
 type StepArgs<K extends keyof UiSteps> = Parameters<UiSteps[K]>[1];
@@ -55,4 +57,45 @@ export function ui<K extends keyof UiSteps>(step: K, args: StepArgs<K>): Promise
     req.on('error', (e) => reject(failed(`UI step ${step}: ${e.message}`)));
     req.end(body);
   });
+}
+
+/**
+ * The notifications the window holds, each as its text (message, source and buttons). In headless
+ * Chromium they go to the Notification Center rather than toasts, so it is opened to read them.
+ */
+export async function notifications(): Promise<string[]> {
+  await vscode.commands.executeCommand('notifications.showList');
+  await ui('visible', { css: '.notifications-center' });
+  return ui('texts', { css: '.notifications-center .notification-list-item' });
+}
+
+/** Waits until a notification matches (its text: message, source and buttons) and returns its text. */
+export async function notification(match: RegExp, ms = 15_000): Promise<string> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const shown = await notifications();
+    const found = shown.find((n) => match.test(n));
+    if (found) return found;
+    if (Date.now() > end) throw new Error(`no notification matches ${match} within ${ms} ms; the window shows ${JSON.stringify(shown)}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** A row of the side bar's tree whose label is `label` (its accessible name is the label, then the description). */
+export function row(label: string): { role: 'treeitem'; pattern: string; within: string } {
+  return { role: 'treeitem', pattern: `^${label.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}( |$)`, within: PART.sideBar };
+}
+
+/** The same row as a CSS scope, for the inline action buttons inside it. */
+export function rowScope(label: string): string {
+  return `${PART.sideBar} .monaco-list-row[aria-label="${label}"], ${PART.sideBar} .monaco-list-row[aria-label^="${label} "]`;
+}
+
+/**
+ * The selected row of the side bar's tree labelled `label`, as a CSS selector (a target, or the
+ * scope of its inline buttons). reveal() selects the row it shows: this tells apart rows with the
+ * same label under different vaults (two vaults' checkpoints, two "Files" nodes).
+ */
+export function selectedRow(label: string): string {
+  return `${PART.sideBar} .monaco-list-row.selected[aria-label^="${label} "]`;
 }

@@ -9,18 +9,39 @@ export interface StepContext {
   screenshot(name: string): Promise<string>;
 }
 
-/** What to find: an ARIA role and accessible name, visible text, or a CSS selector; optionally inside a CSS scope. */
-export type Target = ({ role: Parameters<Page['getByRole']>[0]; name: string } | { text: string } | { css: string }) & {
+/**
+ * What to find: an ARIA role and accessible name (a substring, the whole name with `exact`, or a
+ * regular expression's source as `pattern`), visible text, or a CSS selector; optionally inside a
+ * CSS scope.
+ */
+export type Target = (
+  | { role: Parameters<Page['getByRole']>[0]; name: string }
+  | { role: Parameters<Page['getByRole']>[0]; pattern: string }
+  | { text: string }
+  | { css: string }
+) & {
   within?: string;
   exact?: boolean;
 };
 
-function locate(page: Page, t: Target): Locator {
+/** Every visible element the target matches. */
+function locateAll(page: Page, t: Target): Locator {
   const scope = t.within ? page.locator(t.within) : page;
   const exact = t.exact ?? false;
-  const all = 'role' in t ? scope.getByRole(t.role, { name: t.name, exact }) : 'text' in t ? scope.getByText(t.text, { exact }) : scope.locator(t.css);
+  const all =
+    'pattern' in t
+      ? scope.getByRole(t.role, { name: new RegExp(t.pattern) })
+      : 'role' in t
+        ? scope.getByRole(t.role, { name: t.name, exact })
+        : 'text' in t
+          ? scope.getByText(t.text, { exact })
+          : scope.locator(t.css);
   // The workbench keeps hidden copies of many parts (views of closed containers): skip them.
-  return all.filter({ visible: true }).first();
+  return all.filter({ visible: true });
+}
+
+function locate(page: Page, t: Target): Locator {
+  return locateAll(page, t).first();
 }
 
 export const uiSteps = {
@@ -34,6 +55,18 @@ export const uiSteps = {
   async click(ctx: StepContext, t: Target): Promise<void> {
     await locate(ctx.page, t).click();
   },
+  /** Expands a tree row (a click, then the Right key if the click only selected it); waits until it is expanded. */
+  async expand(ctx: StepContext, t: Target): Promise<void> {
+    const l = locate(ctx.page, t);
+    const expanded = async () => (await l.getAttribute('aria-expanded')) === 'true';
+    if (await expanded()) return;
+    await l.click();
+    for (let i = 0; i < 20 && !(await expanded()); i++) {
+      if (i === 4) await ctx.page.keyboard.press('ArrowRight');
+      await ctx.page.waitForTimeout(100);
+    }
+    if (!(await expanded())) throw new Error('the row did not expand');
+  },
   /** Attribute values of the target (for example aria-selected of an activity-bar tab). */
   async attributes(ctx: StepContext, args: Target & { names: string[] }): Promise<Record<string, string | null>> {
     const l = locate(ctx.page, args);
@@ -41,6 +74,70 @@ export const uiSteps = {
     const out: Record<string, string | null> = {};
     for (const n of args.names) out[n] = await l.getAttribute(n);
     return out;
+  },
+  /** Moves the mouse over the target (inline tree actions and hovers appear on hover). */
+  async hover(ctx: StepContext, t: Target): Promise<void> {
+    await locate(ctx.page, t).hover();
+  },
+  /**
+   * Right-clicks the target and returns the labels of the context menu that opens (it stays open:
+   * click an item with `click`, or close it with `press` Escape).
+   */
+  async contextMenu(ctx: StepContext, t: Target): Promise<string[]> {
+    await locate(ctx.page, t).click({ button: 'right' });
+    const menu = ctx.page.locator('.context-view .monaco-menu').filter({ visible: true }).first();
+    await menu.waitFor({ state: 'visible' });
+    const items = await menu.getByRole('menuitem').allInnerTexts();
+    return items.map((s) => s.split('\n')[0]!.trim()).filter(Boolean);
+  },
+  /** Drags the side bar's edge until it is `width` pixels wide, as a person resizes it; returns the width it had. */
+  async resizeSideBar(ctx: StepContext, args: { width: number }): Promise<number> {
+    const box = await ctx.page.locator('#workbench\\.parts\\.sidebar').boundingBox();
+    if (!box) throw new Error('the side bar is not shown');
+    const y = box.y + box.height / 2;
+    await ctx.page.mouse.move(box.x + box.width + 1, y);
+    await ctx.page.mouse.down();
+    await ctx.page.mouse.move(box.x + args.width, y, { steps: 5 });
+    await ctx.page.mouse.up();
+    return Math.round(box.width);
+  },
+  /** Moves the mouse to a point of the window (away from anything, so no hover stays open). */
+  async moveMouse(ctx: StepContext, args: { x: number; y: number }): Promise<void> {
+    await ctx.page.mouse.move(args.x, args.y);
+  },
+  /**
+   * Runs the item `item` of the target's context menu, as a person does: right-click, click the
+   * item, and the menu closes (a menu redrawn under the pointer can swallow a click: then again).
+   */
+  async menu(ctx: StepContext, args: Target & { item: string }): Promise<void> {
+    const open = ctx.page.locator('.context-view .monaco-menu').filter({ visible: true });
+    for (let attempt = 0; ; attempt++) {
+      if ((await open.count()) === 0) await locate(ctx.page, args).click({ button: 'right' });
+      await open.first().getByRole('menuitem', { name: args.item, exact: true }).click();
+      try {
+        await open.first().waitFor({ state: 'hidden', timeout: 2000 });
+        return;
+      } catch (e) {
+        if (attempt === 2) throw e;
+      }
+    }
+  },
+  /** Presses a key or chord on the focused element (Playwright names: "Control+S", "Escape", "End"). */
+  async press(ctx: StepContext, args: { key: string }): Promise<void> {
+    await ctx.page.keyboard.press(args.key);
+  },
+  /** Types text into the focused element, key by key, as a person would. */
+  async type(ctx: StepContext, args: { text: string }): Promise<void> {
+    await ctx.page.keyboard.type(args.text);
+  },
+  /** The texts of every visible element the target's selector matches (whitespace collapsed). */
+  async texts(ctx: StepContext, t: Target): Promise<string[]> {
+    const texts = await locateAll(ctx.page, t).allInnerTexts();
+    return texts.map((s) => s.replace(/\s+/g, ' ').trim());
+  },
+  /** Waits until the target is gone (hidden or detached). */
+  async gone(ctx: StepContext, t: Target): Promise<void> {
+    await locate(ctx.page, t).waitFor({ state: 'hidden' });
   },
   /** The value of an input or the selected option of a select (for example the Output panel's channel). */
   async value(ctx: StepContext, t: Target): Promise<string> {

@@ -1,0 +1,140 @@
+// The Vaults view: what the CLI makes appears from host events; forks nest; the inline and
+// context-menu actions do what they say.
+import assert from 'node:assert/strict';
+import { afterEach, describe, it } from 'mocha';
+import * as vscode from 'vscode';
+import type { TreeNode } from '../../extension/views/treeModel';
+import { answerNextModal, avfsJson, hostReady, reveal, tidyWindow, uniqueName, until } from './helpers';
+import { requireUi, row, rowScope, selectedRow, ui } from './ui';
+
+
+describe('The Vaults view', () => {
+  afterEach(tidyWindow);
+
+  it('shows a vault the CLI creates, from the host event (no polling)', async function () {
+    requireUi(this);
+    await hostReady();
+    const name = uniqueName('cli-made');
+    await avfsJson('vault', 'create', name, '--max-size-mb', '64');
+    const returned = Date.now();
+    const shown = await ui('visible', row(name));
+    process.stdout.write(`      (the row appeared ${Date.now() - returned} ms after the CLI call returned)\n`);
+    assert.ok(shown.startsWith(name), shown);
+    const level = await ui('attributes', { ...row(name), names: ['aria-level', 'aria-label'] });
+    assert.equal(level['aria-level'], '1');
+    assert.match(level['aria-label'] ?? '', /^\S+ 0 B of 64 MiB · 0 files/);
+  });
+
+  it('nests a fork under its parent, and lists a vault\'s files and checkpoints under it', async function () {
+    requireUi(this);
+    const api = await hostReady();
+    const parent = uniqueName('parent');
+    const fork = `${parent}-fork`;
+    await avfsJson('vault', 'create', parent);
+    await avfsJson('--vault', parent, 'write', '/src/app.py', 'print("hi")\n', '--parents');
+    await avfsJson('--vault', parent, 'checkpoint', 'save', 'first');
+    await avfsJson('vault', 'fork', parent, fork);
+    await reveal(api, { kind: 'vault', vault: fork });
+    assert.equal((await ui('attributes', { ...row(parent), names: ['aria-level'] }))['aria-level'], '1');
+    assert.equal((await ui('attributes', { ...row(fork), names: ['aria-level'] }))['aria-level'], '2');
+    await reveal(api, { kind: 'entry', vault: parent, path: '/src/app.py', type: 'file' });
+    assert.equal((await ui('attributes', { css: selectedRow('app.py'), names: ['aria-level'] }))['aria-level'], '4');
+    await reveal(api, { kind: 'checkpoint', vault: parent, name: 'first' });
+    const checkpoint = await ui('attributes', { css: selectedRow('first'), names: ['aria-level', 'aria-label'] });
+    assert.equal(checkpoint['aria-level'], '3');
+    assert.match(checkpoint['aria-label'] ?? '', /^first just now · \d+ B/);
+  });
+
+  it('Checkpoint Now, clicked on a vault row, saves a checkpoint the CLI lists and the view shows', async function () {
+    requireUi(this);
+    const api = await hostReady();
+    const vault = uniqueName('snap');
+    await avfsJson('vault', 'create', vault);
+    await avfsJson('--vault', vault, 'write', '/a.txt', 'a');
+    await reveal(api, { kind: 'vault', vault });
+    await ui('hover', row(vault));
+    await ui('click', { role: 'button', name: 'Checkpoint Now', within: rowScope(vault) });
+    let names: string[] = [];
+    await until('the checkpoint', async () => {
+      names = (await avfsJson<{ checkpoints: { name: string }[] }>('--vault', vault, 'checkpoint', 'list')).checkpoints.map((c) => c.name);
+      return names.length === 1;
+    });
+    await reveal(api, { kind: 'checkpoint', vault, name: names[0]! });
+    await ui('visible', row(names[0]!));
+  });
+
+  it('offers each kind of row the actions that fit it', async function () {
+    requireUi(this);
+    const api = await hostReady();
+    const vault = uniqueName('menus');
+    await avfsJson('vault', 'create', vault);
+    await avfsJson('--vault', vault, 'write', '/f.txt', 'f');
+    await avfsJson('--vault', vault, 'checkpoint', 'save', 'cp1');
+    const menu = async (fields: TreeNode, label: string) => {
+      await reveal(api, fields);
+      const items = await ui('contextMenu', { css: selectedRow(label) });
+      await ui('press', { key: 'Escape' });
+      return items;
+    };
+    assert.deepEqual(await menu({ kind: 'vault', vault }, vault), [
+      'Checkpoint Now',
+      'Fork Vault…',
+      'Add Vault to Workspace',
+      'Set Quota…',
+      'Mount',
+      'Open Terminal in Mount',
+      'Copy Path',
+      'Delete Vault…',
+    ]);
+    assert.deepEqual(await menu({ kind: 'checkpoint', vault, name: 'cp1' }, 'cp1'), ['Compare with Current', 'Restore Checkpoint…', 'Copy Path', 'Delete Checkpoint…']);
+    assert.deepEqual(await menu({ kind: 'entry', vault, path: '/f.txt', type: 'file' }, 'f.txt'), ['Compare with Checkpoint…', 'Copy Path']);
+  });
+
+  it('Fork asks for a name and the fork appears under its parent; Delete asks in a modal dialog, then removes it', async function () {
+    requireUi(this);
+    const api = await hostReady();
+    const parent = uniqueName('tofork');
+    await avfsJson('vault', 'create', parent);
+    await reveal(api, { kind: 'vault', vault: parent });
+    const forking = vscode.commands.executeCommand('avfs.forkVault', api.tree.node({ kind: 'vault', vault: parent }));
+    await ui('visible', { css: '.quick-input-widget' });
+    await ui('press', { key: 'Control+A' });
+    await ui('type', { text: `${parent}-x` });
+    await ui('press', { key: 'Enter' });
+    await forking;
+    const fork = `${parent}-x`;
+    await reveal(api, { kind: 'vault', vault: fork });
+    assert.equal((await ui('attributes', { css: selectedRow(fork), names: ['aria-level'] }))['aria-level'], '2');
+
+    await reveal(api, { kind: 'vault', vault: fork });
+    const modal = answerNextModal('Delete');
+    await ui('menu', { css: selectedRow(fork), item: 'Delete Vault…' });
+    const asked = await modal;
+    assert.equal(asked.message, `Delete vault "${fork}"?`);
+    assert.match(asked.detail ?? '', /^0 files \(0 B\) and 0 checkpoints are deleted with it, and \S+ is removed\. This cannot be undone\.$/);
+    assert.deepEqual(asked.buttons, ['Delete']);
+    await ui('gone', row(fork));
+    const { vaults } = await avfsJson<{ vaults: { name: string }[] }>('vault', 'list');
+    assert.ok(!vaults.some((v) => v.name === fork));
+    assert.ok(vaults.some((v) => v.name === parent));
+  });
+
+  it('Set Quota changes the quota the CLI reports and the size the row shows against it', async function () {
+    requireUi(this);
+    const api = await hostReady();
+    const vault = uniqueName('quota');
+    await avfsJson('vault', 'create', vault);
+    await reveal(api, { kind: 'vault', vault });
+    const setting = vscode.commands.executeCommand('avfs.setQuota', api.tree.node({ kind: 'vault', vault }));
+    await ui('visible', { css: '.quick-input-widget' });
+    await ui('type', { text: 'Total size' });
+    await ui('press', { key: 'Enter' });
+    await ui('visible', { text: 'empty clears the quota', within: '.quick-input-widget' });
+    await ui('type', { text: '32' });
+    await ui('press', { key: 'Enter' });
+    await setting;
+    const quota = await avfsJson<{ max_size_mb: number | null }>('--vault', vault, 'quota', 'show');
+    assert.equal(quota.max_size_mb, 32);
+    await until('the row shows the quota', async () => /of 32 MiB/.test(await ui('visible', row(vault))));
+  });
+});
