@@ -2,7 +2,9 @@
 // the Vaults view gets the node it was called on; from the Command Palette it asks for the vault
 // (and checkpoint) instead; from an editor or the Explorer it gets the file's URI.
 import * as vscode from 'vscode';
+import type { ApprovalAnswerKind } from '../host/protocol/exec';
 import type { QuotaKey } from '../host/protocol/vault';
+import { approvalRow } from './approvals/model';
 import type { Ctx } from './ctx';
 import { HostCallError } from './errors';
 import { toCheckpointUri } from './fs/checkpointFs';
@@ -10,7 +12,9 @@ import { toUri } from './fs/vaultFs';
 import { plural } from './format';
 import { type Arg, askVaultName, checkpointOf, fileOf, pathToCopy, pickCheckpoint, vaultOf } from './targets';
 import { basename } from './uris';
-import { deleteVaultConfirmation, restoreConfirmation } from './warnings';
+import { changeResources } from './diffs';
+import { confirmAndRestore, LONG_MS, withProgress } from './restore';
+import { deleteVaultConfirmation } from './warnings';
 
 type Command = (arg?: Arg) => unknown;
 
@@ -64,14 +68,7 @@ const factories: Record<string, (ctx: Ctx) => Command> = {
     ctx.run('Restore Checkpoint', async () => {
       const cp = await checkpointOf(ctx, arg, 'Checkpoint to restore');
       if (!cp) return;
-      const diff = await ctx.host.request('checkpoint/diff', { vault: cp.vault, from: cp.name, to: 'current' }, { timeoutMs: LONG_MS });
-      const confirm = restoreConfirmation(cp.vault, cp.name, diff);
-      if (!confirm) {
-        void vscode.window.showInformationMessage(`Vault ${cp.vault} is as it was at checkpoint ${cp.name}: nothing to restore.`);
-        return;
-      }
-      if ((await vscode.window.showWarningMessage(confirm.message, { modal: true, detail: confirm.detail }, 'Restore')) !== 'Restore') return;
-      await restore(ctx, cp.vault, cp.name);
+      await confirmAndRestore(ctx, cp.vault, cp.name);
     }),
 
   'avfs.compareWithCurrent': (ctx) => (arg) =>
@@ -79,15 +76,7 @@ const factories: Record<string, (ctx: Ctx) => Command> = {
       const cp = await checkpointOf(ctx, arg, 'Checkpoint to compare with the current tree');
       if (!cp) return;
       const diff = await ctx.host.request('checkpoint/diff', { vault: cp.vault, from: cp.name, to: 'current' }, { timeoutMs: LONG_MS });
-      const then = (path: string) => toCheckpointUri(cp.vault, path, cp.name);
-      const now = (path: string) => toUri(cp.vault, path);
-      // [label, original (at the checkpoint), modified (now)]: undefined on the side where a file is missing.
-      const resources: [vscode.Uri, vscode.Uri | undefined, vscode.Uri | undefined][] = [
-        ...diff.modified.filter((m) => m.type === 'file' && m.content_changed).map((m) => [now(m.path), then(m.path), now(m.path)] as [vscode.Uri, vscode.Uri, vscode.Uri]),
-        ...diff.renamed.filter((r) => r.type === 'file').map((r) => [now(r.to), then(r.from), now(r.to)] as [vscode.Uri, vscode.Uri, vscode.Uri]),
-        ...diff.added.filter((a) => a.type === 'file').map((a) => [now(a.path), undefined, now(a.path)] as [vscode.Uri, undefined, vscode.Uri]),
-        ...diff.deleted.filter((d) => d.type === 'file').map((d) => [then(d.path), then(d.path), undefined] as [vscode.Uri, vscode.Uri, undefined]),
-      ];
+      const resources = changeResources(cp.vault, cp.name, diff);
       if (resources.length === 0) {
         void vscode.window.showInformationMessage(`No file of vault ${cp.vault} changed since checkpoint ${cp.name}.`);
         return;
@@ -201,13 +190,15 @@ const factories: Record<string, (ctx: Ctx) => Command> = {
       vscode.workspace.updateWorkspaceFolders(folders.length, 0, { uri, name: `${vault} (vault)` });
     }),
 
+  'avfs.approveOnce': (ctx) => (arg) => ctx.run('Approve Once', () => answerApproval(ctx, arg, 'approve_once')),
+  'avfs.alwaysAllow': (ctx) => (arg) => ctx.run('Always Allow', () => answerApproval(ctx, arg, 'always_allow')),
+  'avfs.deny': (ctx) => (arg) => ctx.run('Deny', () => answerApproval(ctx, arg, 'deny')),
+  'avfs.showExecutions': (ctx) => () => ctx.executions.reveal(),
+
   'avfs.refresh': (ctx) => () => ctx.tree.refresh(),
   'avfs.showLogs': (ctx) => () => ctx.log.show(),
   'avfs.restartHost': (ctx) => () => ctx.host.restart(),
 };
-
-/** Operations that grow with the vault (diff, delete, mount) get longer than the default timeout. */
-const LONG_MS = 120_000;
 
 export function registerCommands(ctx: Ctx): vscode.Disposable[] {
   return Object.entries(factories).map(([id, factory]) => {
@@ -225,25 +216,22 @@ export function registerCommands(ctx: Ctx): vscode.Disposable[] {
   });
 }
 
-async function restore(ctx: Ctx, vault: string, name: string, force = false): Promise<void> {
-  try {
-    const done = await withProgress(`Restoring ${vault} to ${name}…`, () =>
-      ctx.host.request('checkpoint/restore', { vault, name, force }, { timeoutMs: LONG_MS }),
-    );
-    ctx.tree.refresh({ vault, files: true, checkpoints: true });
-    const pick = await vscode.window.showInformationMessage(
-      `Vault ${vault} restored to checkpoint ${name}; the tree before it is saved as checkpoint ${done.undo_checkpoint}.`,
-      'Undo',
-    );
-    if (pick === 'Undo') await restore(ctx, vault, done.undo_checkpoint);
-  } catch (e) {
-    if (!force && e instanceof HostCallError && e.kind === 'QuotaExceeded') {
-      const pick = await vscode.window.showWarningMessage(`${e.message}`, { modal: true, detail: 'Restore anyway, leaving the vault over its quota?' }, 'Restore Anyway');
-      if (pick) return restore(ctx, vault, name, true);
+/** Answers the approval of the node it was run on, or (from the palette) one the person picks. */
+async function answerApproval(ctx: Ctx, arg: Arg, answer: ApprovalAnswerKind): Promise<void> {
+  let id = arg && !(arg instanceof vscode.Uri) && arg.kind === 'approval' ? arg.id : undefined;
+  if (!id) {
+    const pending = ctx.approvals.pending();
+    if (pending.length === 0) {
+      void vscode.window.showInformationMessage('No approval request is waiting.');
       return;
     }
-    throw e;
+    const pick = await vscode.window.showQuickPick(
+      pending.map((req) => ({ id: req.id, ...approvalRow(req) })).map((r) => ({ id: r.id, label: r.label, description: r.description })),
+      { placeHolder: 'Approval request to answer' },
+    );
+    id = pick?.id;
   }
+  if (id) await ctx.approvals.answer(id, answer);
 }
 
 async function mountVault(ctx: Ctx, vault: string): Promise<string> {
@@ -254,10 +242,6 @@ async function mountVault(ctx: Ctx, vault: string): Promise<string> {
 
 function openTerminal(vault: string, cwd: string): void {
   vscode.window.createTerminal({ name: `AVFS: ${vault}`, cwd, iconPath: new vscode.ThemeIcon('database') }).show();
-}
-
-function withProgress<T>(title: string, work: () => Promise<T>): Promise<T> {
-  return Promise.resolve(vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title }, work));
 }
 
 function show(value: number | null, unit: string): string {

@@ -3,11 +3,13 @@
 // receive it (commands.ts); nothing else keeps state.
 import { join } from 'node:path';
 import * as vscode from 'vscode';
+import { ApprovalCenter } from './approvals/approvals';
 import { HostClient } from './client/hostClient';
 import { describeState, type HostState } from './client/hostState';
 import { config, SETTINGS } from './config';
 import { errorMessage } from './errors';
 import { impactOf } from './events';
+import { ExecutionsView } from './executions/executionsView';
 import { CheckpointFileSystem } from './fs/checkpointFs';
 import { VaultFileSystem } from './fs/vaultFs';
 import { HostStatusBar } from './statusBar';
@@ -16,31 +18,52 @@ import { VaultTree } from './views/vaultTree';
 
 /** Context key: the host client's state (idle, starting, ready, restarting, failed, stopped). */
 export const HOST_STATE_CONTEXT = 'avfs.hostState';
+/** Context key: this window has approval requests waiting for an answer. */
+export const PENDING_APPROVALS_CONTEXT = 'avfs.hasPendingApprovals';
 
 export class Ctx implements vscode.Disposable {
   readonly log: vscode.LogOutputChannel;
   readonly host: HostClient;
   readonly tree: VaultTree;
   readonly vaultFs: VaultFileSystem;
+  readonly approvals: ApprovalCenter;
+  readonly executions: ExecutionsView;
   private readonly statusBar: HostStatusBar;
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(readonly extension: vscode.ExtensionContext) {
     // A LogOutputChannel: levelled lines, and the user can change the level with "Set Log Level".
     this.log = vscode.window.createOutputChannel('AVFS', { log: true });
+    const clientName = `VS Code (${vscode.env.appName}, pid ${process.pid})`;
+    // This window answers approvals: the host asks it about every run that needs one.
+    this.approvals = new ApprovalCenter({ by: clientName, log: this.log });
     this.host = new HostClient({
       settings: () => config.host(),
       hostScript: join(extension.extensionPath, 'dist', 'avfs.js'),
-      clientName: `VS Code (${vscode.env.appName}, pid ${process.pid})`,
+      clientName,
       log: this.log,
       mayStart: () => (vscode.workspace.isTrusted ? undefined : 'Restricted Mode: AVFS starts no vault host until the workspace is trusted.'),
+      onApprovalRequest: this.approvals.ask,
     });
+    this.approvals.attach(this.host);
     this.vaultFs = new VaultFileSystem(this.host);
-    this.tree = new VaultTree(this.host, this.log);
+    this.tree = new VaultTree(this.host, this.log, this.approvals);
     this.statusBar = new HostStatusBar();
+    this.executions = new ExecutionsView(this);
     this.disposables.push(
+      this.executions,
+      // Approved here: the person then watches it run (the run's id is the request's).
+      this.approvals.onDidAnswer(({ id, answer }) => answer !== 'deny' && void this.executions.reveal(id)),
       this.log,
       this.statusBar,
+      this.approvals,
+      this.approvals.onDidChange(() => {
+        const count = this.approvals.pending().length;
+        this.statusBar.setPending(count);
+        // The palette offers Approve Once / Always Allow / Deny only while something waits.
+        void vscode.commands.executeCommand('setContext', PENDING_APPROVALS_CONTEXT, count > 0);
+        this.tree.refresh();
+      }),
       this.tree,
       this.vaultFs,
       vscode.workspace.registerFileSystemProvider(VAULT_SCHEME, this.vaultFs, { isCaseSensitive: true }),

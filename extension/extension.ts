@@ -11,6 +11,8 @@ let ctx: Ctx | undefined;
 export interface AvfsTestApi {
   host: Ctx['host'];
   tree: Ctx['tree'];
+  approvals: Ctx['approvals'];
+  executions: Ctx['executions'];
   /** The folder VS Code keeps the AVFS log file in. */
   logUri: vscode.Uri;
 }
@@ -28,7 +30,7 @@ export function activate(context: vscode.ExtensionContext): AvfsTestApi {
   const ui = vscode.env.uiKind === vscode.UIKind.Web ? 'web' : 'desktop';
   ctx.log.info(`AVFS ${version} activated (VS Code ${vscode.version}, ${ui}, extension host on Node ${process.version})`);
   if (config.showViewOnStartup()) void vscode.commands.executeCommand('workbench.view.extension.avfs');
-  return { host: ctx.host, tree: ctx.tree, logUri: context.logUri };
+  return { host: ctx.host, tree: ctx.tree, approvals: ctx.approvals, executions: ctx.executions, logUri: context.logUri };
 }
 
 // VS Code waits for the returned promise: the host child is stopped (and its mounts unmounted) before the window goes.

@@ -11,10 +11,22 @@ export class HostStatusBar implements vscode.Disposable {
     this.item.name = 'AVFS Vault Host';
   }
 
+  private state: HostState = { name: 'idle' };
+  private trusted = true;
+  /** Approval requests waiting in this window (one is shown as a notification, the rest counted here). */
+  private pending = 0;
+
+  setPending(count: number): void {
+    this.pending = count;
+    this.update(this.state, this.trusted);
+  }
+
   update(state: HostState, trusted: boolean): void {
+    this.state = state;
+    this.trusted = trusted;
     const item = this.item;
     const look = trusted ? LOOK[state.name] : { icon: 'shield', background: undefined };
-    item.text = `$(${look.icon}) AVFS`;
+    item.text = `$(${look.icon}) AVFS${this.pending > 0 ? ` $(bell-dot) ${this.pending}` : ''}`;
     item.backgroundColor = look.background ? new vscode.ThemeColor(look.background) : undefined;
     const tooltip = new vscode.MarkdownString(undefined, true);
     tooltip.isTrusted = { enabledCommands: ['avfs.showLogs', 'avfs.restartHost'] };
@@ -22,10 +34,14 @@ export class HostStatusBar implements vscode.Disposable {
     tooltip.appendText(trusted ? describeState(state) : 'Restricted Mode: no vault host runs until the workspace is trusted.');
     tooltip.appendMarkdown(`\n\n[$(output) Open Logs](command:avfs.showLogs "Show the AVFS log")`);
     if (trusted) tooltip.appendMarkdown(` · [$(debug-restart) Restart Host](command:avfs.restartHost "Stop and start the vault host")`);
+    if (this.pending > 0) {
+      tooltip.appendMarkdown(`\n\n$(bell-dot) `);
+      tooltip.appendText(`${this.pending === 1 ? '1 approval request waits' : `${this.pending} approval requests wait`} for an answer (under Pending Approvals in the Vaults view).`);
+    }
     item.tooltip = tooltip;
     const unhealthy = state.name === 'failed' || state.name === 'restarting';
     item.command = unhealthy ? 'avfs.showLogs' : 'workbench.view.extension.avfs';
-    item.accessibilityInformation = { label: `AVFS vault host: ${state.name}` };
+    item.accessibilityInformation = { label: `AVFS vault host: ${state.name}${this.pending > 0 ? `, ${this.pending} approval requests waiting` : ''}` };
     if (state.name === 'stopped') item.hide();
     else item.show();
   }

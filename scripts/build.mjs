@@ -1,4 +1,4 @@
-// Bundles the avfs CLI/host and the VS Code extension (and, once it exists, the webview) with esbuild,
+// Bundles the avfs CLI/host, the VS Code extension and its executions webview with esbuild,
 // and compiles avfs's FUSE binding beside the bundle (scripts/native.mjs).
 //   node scripts/build.mjs                 (npm run build): dist/, with source maps, for development and tests
 //   node scripts/build.mjs --production    minified, no source maps (what scripts/package.mjs ships)
@@ -124,6 +124,19 @@ export async function buildProduct({ outdir = dist, production = false } = {}) {
   const extensionEntry = join(root, 'extension/extension.ts');
   if (existsSync(extensionEntry)) {
     await build({ ...options, entryPoints: [extensionEntry], outfile: join(outdir, 'extension.js') });
+    // The executions view's page script: runs in the editor's browser frame, one self-contained file.
+    await build({
+      bundle: true,
+      platform: 'browser',
+      format: 'iife',
+      target: 'chrome114',
+      logLevel: 'warning',
+      minify: production,
+      sourcemap: production ? false : 'linked',
+      entryPoints: [join(root, 'webview/main.ts')],
+      outfile: join(outdir, 'webview.js'),
+      plugins: [zodEnglishOnly],
+    });
   }
 
   // The policy parser's grammars ship beside the bundle.

@@ -3,12 +3,14 @@
 // CLI), starts code-server on 127.0.0.1 with the extension loaded from this checkout and a window on
 // the demo vault, with the AVFS view open, and prints the address. Ctrl-C stops it all.
 //
-//   npm start [-- --port <n>] [--dir <state dir>] [--fresh]
+//   npm start [-- --port <n>] [--dir <state dir>] [--fresh] [--no-agent]
 //
 // --dir   where the demo home, code-server's state and the workspace file live (default .avfs-start/)
 // --fresh makes the demo vaults again (otherwise they are kept between runs, with your changes)
 // --port  the port to listen on (default: a free one)
-import { spawnSync } from 'node:child_process';
+// --no-agent  do not start the scripted agent (scripts/demo-agent.mjs), which runs a few commands in
+//         the demo vault through `avfs proxy exec` once the window is open, one needing approval
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,6 +25,7 @@ const { values: opt } = parseArgs({
     port: { type: 'string', default: '0' },
     dir: { type: 'string', default: join(root, '.avfs-start') },
     fresh: { type: 'boolean', default: false },
+    'no-agent': { type: 'boolean', default: false },
   },
 });
 const started = Date.now();
@@ -66,16 +69,26 @@ const server = await startCodeServer({
   env: { AVFS_HOME: home },
   log: say,
 });
+// The scripted agent waits for the window's vault host, then runs its commands. Its stdin is a pipe
+// from this process: when this process ends, however it ends, the agent sees it close and stops.
+const agent = opt['no-agent']
+  ? undefined
+  : spawn(process.execPath, [join(root, 'scripts', 'demo-agent.mjs'), home], { stdio: ['pipe', 'inherit', 'inherit'] });
+const agentExited = agent ? new Promise((r) => agent.once('exit', r)) : Promise.resolve();
 let stopping = false;
 const stop = async (why) => {
   if (stopping) return;
   stopping = true;
-  say(`${why}: stopping code-server`);
-  await server.stop();
+  say(`${why}: stopping the agent and code-server`);
+  agent?.stdin.end();
+  await Promise.all([agentExited, server.stop()]);
   process.exit(0);
 };
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.once(signal, () => void stop(signal));
-process.on('exit', () => server.killNow());
+process.on('exit', () => {
+  server.killNow();
+  if (agent && agent.exitCode === null && agent.signalCode === null) agent.kill('SIGKILL');
+});
 void server.exited.then(({ code, signal }) => {
   if (stopping) return;
   say(`code-server exited (${signal ?? `code ${code}`})`);
@@ -95,6 +108,14 @@ process.stdout.write(
     `  alias avfs="node ${cli}"`,
     '  avfs vault list; avfs --vault demo write /notes.md "hello from the terminal"',
     '',
+    ...(agent
+      ? [
+          'Once the window is open, a scripted agent runs a few commands in vault demo through `avfs proxy exec`;',
+          'one needs your approval: answer the notification, then watch the runs and their diffs in the',
+          'AVFS tab of the panel (Executions). Its lines start with [agent].',
+          '',
+        ]
+      : []),
     'Ctrl-C stops code-server.',
     '',
   ].join('\n'),

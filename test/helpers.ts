@@ -108,3 +108,13 @@ export function errorKind(fn: () => unknown): string {
   }
   return 'no error';
 }
+
+/** Whether a process with this pid exists (signal 0 checks without sending anything). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

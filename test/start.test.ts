@@ -1,15 +1,17 @@
 // `npm start` opens the product: the script prints an address, and that address shows VS Code with
-// the AVFS view open on the demo vaults, served by a running vault host. Checked with the real
-// script, the real code-server and headless Chromium, as a person opening the printed URL would.
+// the AVFS view open on the demo vaults, served by a running vault host; its scripted agent then
+// asks for an approval, answered in that window, and its run shows in the Executions view. Checked
+// with the real script, the real code-server and headless Chromium, as a person opening the printed
+// URL would; Ctrl-C leaves no process of it behind.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
 import { launchBrowser } from '../scripts/vscode/browser.mjs';
-import { ROOT, tempDir } from './helpers';
+import { alive, ROOT, tempDir } from './helpers';
 
-test('npm start prints an address that shows the vault tree of the demo, and Ctrl-C stops everything', { timeout: 600_000 }, async () => {
+test('npm start prints an address that shows the vault tree of the demo; its agent asks, is approved in the window; Ctrl-C stops everything', { timeout: 600_000 }, async () => {
   const t = tempDir('avfs-start-');
   const start = spawn(process.execPath, [join(ROOT, 'scripts', 'start.mjs'), '--dir', join(t.dir, 'state')], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
@@ -36,7 +38,21 @@ test('npm start prints an address that shows the vault tree of the demo, and Ctr
     for (const vault of ['demo', 'demo-try-async', 'scratch']) {
       await sideBar.getByRole('treeitem', { name: new RegExp(`^${vault} `) }).waitFor();
     }
-    await page.locator('#workbench\\.parts\\.statusbar').getByRole('button', { name: 'AVFS vault host: ready', exact: true }).waitFor();
+    await page.locator('#workbench\\.parts\\.statusbar').getByRole('button', { name: /^AVFS vault host: ready/ }).waitFor();
+    // The agent's third command needs approval: a notification with its buttons (in the toast, or the
+    // Notification Center where headless Chromium puts it).
+    const approve = page.getByRole('button', { name: 'Approve Once', exact: true }).filter({ visible: true }).first();
+    for (const end = Date.now() + 120_000; !(await approve.isVisible()); await page.waitForTimeout(500)) {
+      if (Date.now() > end) assert.fail(`no approval notification within 120 s:\n${output}`);
+      if (/needs your approval/.test(output) && !(await page.locator('.notifications-center').isVisible())) {
+        await page.locator('#workbench\\.parts\\.statusbar').getByRole('button', { name: /Notifications/ }).first().click();
+      }
+    }
+    await approve.click();
+    await waitForLine(() => output, /\[agent\] {3}completed \(exit 0, approved by VS Code/);
+    await waitForLine(() => output, /\[agent\] done:/);
+    // The runs are in the Executions view (the AVFS tab of the panel).
+    await page.locator('#workbench\\.parts\\.panel').getByRole('tab', { name: /AVFS/ }).first().waitFor();
   } finally {
     await browser?.context.close();
     start.kill('SIGINT');
@@ -44,5 +60,14 @@ test('npm start prints an address that shows the vault tree of the demo, and Ctr
     if (code === 'timeout') start.kill('SIGKILL');
     t.cleanup();
     assert.equal(code, 0, `npm start did not stop cleanly on Ctrl-C:\n${output}`);
+    const agentPid = Number(/\[agent\] pid (\d+)/.exec(output)?.[1]);
+    assert.ok(agentPid > 0, `the agent said its pid:\n${output}`);
+    assert.equal(alive(agentPid), false, 'the agent stopped with npm start');
   }
 });
+
+async function waitForLine(output: () => string, line: RegExp, ms = 60_000): Promise<void> {
+  for (const end = Date.now() + ms; !line.test(output()); await new Promise((r) => setTimeout(r, 250))) {
+    if (Date.now() > end) assert.fail(`no line matches ${line} within ${ms / 1000} s:\n${output()}`);
+  }
+}

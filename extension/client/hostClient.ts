@@ -6,7 +6,8 @@
 import { dirname } from 'node:path';
 import * as rpc from 'vscode-jsonrpc/node';
 import type { z } from 'zod';
-import { HOST_METHODS, type HostMethodName, NOTIFICATIONS } from '../../host/protocol/host';
+import type { ApprovalRequest } from '../../host/protocol/exec';
+import { APPROVAL_REQUEST, type ApprovalReply, ApprovalRequest as ApprovalRequestSchema, HOST_METHODS, type HostMethodName, NOTIFICATIONS } from '../../host/protocol/host';
 import { METHODS, type MethodName, type MethodParams, type MethodResult } from '../../host/protocol/methods';
 import { HostCallError, typedErrorOf } from '../errors';
 import { afterCrash, attemptsUsed, describeState, type HostState, transition } from './hostState';
@@ -40,6 +41,11 @@ export interface HostClientOptions {
   log: Logger;
   /** Why the host may not start now (Restricted Mode), or undefined when it may. */
   mayStart?: () => string | undefined;
+  /**
+   * Makes this client an approver: the host puts every `approval/request` to it, and this answers
+   * (the token is cancelled when the request is settled elsewhere, or times out).
+   */
+  onApprovalRequest?: (req: ApprovalRequest, token: rpc.CancellationToken) => Promise<ApprovalReply>;
 }
 
 export type VaultChanged = z.infer<(typeof NOTIFICATIONS)['vault/changed']>;
@@ -274,7 +280,7 @@ export class HostClient {
   }
 
   private async hello(transport: Transport) {
-    const params: HostMethodParams<'client/hello'> = { name: this.options.clientName, kind: 'vscode', approver: false, pid: process.pid };
+    const params: HostMethodParams<'client/hello'> = { name: this.options.clientName, kind: 'vscode', approver: this.options.onApprovalRequest !== undefined, pid: process.pid };
     let timer: NodeJS.Timeout | undefined;
     try {
       const answer = await Promise.race([
@@ -313,6 +319,17 @@ export class HostClient {
       else this.options.log.warn(`host client: a vault/changed notification that does not match the protocol: ${parsed.error.message}`);
     });
     connection.onNotification((method: string, params: unknown) => this.notificationEmitter.fire({ method, params }));
+    const answer = this.options.onApprovalRequest;
+    if (answer) {
+      connection.onRequest(APPROVAL_REQUEST, (params: unknown, token: rpc.CancellationToken) => {
+        const parsed = ApprovalRequestSchema.safeParse(params);
+        if (!parsed.success) {
+          this.options.log.warn(`host client: an approval/request that does not match the protocol: ${parsed.error.message}`);
+          return new rpc.ResponseError(rpc.ErrorCodes.InvalidParams, `approval/request: ${parsed.error.message}`);
+        }
+        return answer(parsed.data, token);
+      });
+    }
     connection.onError(([error]) => this.options.log.debug(`host connection: ${error.message}`));
     connection.listen();
   }

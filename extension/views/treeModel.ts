@@ -11,7 +11,10 @@ export type TreeNode =
   | { kind: 'checkpoints'; vault: string }
   | { kind: 'files'; vault: string }
   | { kind: 'checkpoint'; vault: string; name: string }
-  | { kind: 'entry'; vault: string; path: string; type: FileType };
+  | { kind: 'entry'; vault: string; path: string; type: FileType }
+  /** "Pending Approvals", shown above the vaults while this window has requests to answer. */
+  | { kind: 'approvals' }
+  | { kind: 'approval'; id: string };
 
 /**
  * Stable ids: VS Code keeps a node's expansion and selection across refreshes by its id. Parts are
@@ -27,6 +30,10 @@ export function nodeId(node: TreeNode): string {
       return `checkpoint\n${node.vault}\n${node.name}`;
     case 'entry':
       return `entry\n${node.vault}\n${node.path}`;
+    case 'approvals':
+      return 'approvals';
+    case 'approval':
+      return `approval\n${node.id}`;
   }
 }
 
@@ -34,7 +41,7 @@ export function nodeId(node: TreeNode): string {
  * The `contextValue` that package.json's menus match (`viewItem == …`, `viewItem =~ /^vault/`):
  * `vault`, `vault.mounted` or `vault.unreadable` (a file in the vaults folder that cannot be read
  * as a vault: it can only be deleted), `checkpoints`, `files`, `checkpoint`, `file`, `directory`,
- * `symlink`.
+ * `symlink`, `approvals`, `approval.pending`.
  */
 export function contextValue(node: TreeNode, state: 'mounted' | 'unreadable' | undefined = undefined): string {
   switch (node.kind) {
@@ -42,6 +49,8 @@ export function contextValue(node: TreeNode, state: 'mounted' | 'unreadable' | u
       return state ? `vault.${state}` : 'vault';
     case 'entry':
       return node.type === 'other' ? 'file' : node.type;
+    case 'approval':
+      return 'approval.pending';
     default:
       return node.kind;
   }

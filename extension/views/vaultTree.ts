@@ -4,9 +4,11 @@
 // contributed in package.json for the state the `avfs.*` context keys describe.
 import * as vscode from 'vscode';
 import type { CheckpointInfo } from '../../host/protocol/changes';
+import type { ApprovalRequest } from '../../host/protocol/exec';
 import type { MountInfo } from '../../host/protocol/methods';
 import type { DirEntry, VaultInfo } from '../../host/protocol/vault';
 import type { HostClient, Logger } from '../client/hostClient';
+import { approvalRow } from '../approvals/model';
 import { errorMessage } from '../errors';
 import { toUri } from '../fs/vaultFs';
 import { joinPath, parentPath } from '../uris';
@@ -64,6 +66,8 @@ export class VaultTree implements vscode.TreeDataProvider<TreeNode>, vscode.Disp
   constructor(
     private readonly host: HostClient,
     private readonly log: Logger,
+    /** The approval requests this window holds (the Pending Approvals node lists them). */
+    private readonly approvals: { pending(): ApprovalRequest[]; get(id: string): ApprovalRequest | undefined },
   ) {
     this.view = vscode.window.createTreeView(VAULTS_VIEW, { treeDataProvider: this, showCollapseAll: true });
   }
@@ -203,6 +207,31 @@ export class VaultTree implements vscode.TreeDataProvider<TreeNode>, vscode.Disp
         item.command = { command: 'avfs.compareWithCurrent', title: 'Compare with Current', arguments: [node] };
         break;
       }
+      case 'approvals': {
+        const count = this.approvals.pending().length;
+        item.label = 'Pending Approvals';
+        item.description = String(count);
+        item.contextValue = contextValue(node);
+        item.iconPath = new vscode.ThemeIcon('bell-dot', new vscode.ThemeColor('list.warningForeground'));
+        item.tooltip = new vscode.MarkdownString('Commands agents asked to run that need your approval: answer each with its inline buttons.');
+        item.collapsibleState = vscode.TreeItemCollapsibleState.Expanded;
+        break;
+      }
+      case 'approval': {
+        const req = this.approvals.get(node.id);
+        item.contextValue = contextValue(node);
+        item.collapsibleState = vscode.TreeItemCollapsibleState.None;
+        item.iconPath = new vscode.ThemeIcon('shield');
+        if (!req) {
+          item.label = 'settled';
+          break;
+        }
+        const row = approvalRow(req);
+        item.label = row.label;
+        item.description = row.description;
+        item.tooltip = new vscode.MarkdownString(row.tooltip);
+        break;
+      }
       case 'entry': {
         const uri = toUri(node.vault, node.path);
         item.label = node.path.slice(node.path.lastIndexOf('/') + 1);
@@ -234,6 +263,10 @@ export class VaultTree implements vscode.TreeDataProvider<TreeNode>, vscode.Disp
         const dir = parentPath(node.path);
         return dir === '/' ? this.node({ kind: 'files', vault: node.vault }) : this.node({ kind: 'entry', vault: node.vault, path: dir, type: 'directory' });
       }
+      case 'approval':
+        return this.node({ kind: 'approvals' });
+      case 'approvals':
+        return undefined;
     }
   }
 
@@ -246,10 +279,12 @@ export class VaultTree implements vscode.TreeDataProvider<TreeNode>, vscode.Disp
   private async children(node: TreeNode | undefined): Promise<TreeNode[]> {
     if (!node) {
       const snap = await this.snapshot();
-      void vscode.commands.executeCommand('setContext', NO_VAULTS_CONTEXT, snap.forest.roots.length === 0);
-      return snap.forest.roots
-        .filter((v) => v.status === 'unreadable' || snap.infos.has(v.name))
-        .map((v) => this.node({ kind: 'vault', vault: v.name }));
+      const pending = this.approvals.pending().length > 0;
+      void vscode.commands.executeCommand('setContext', NO_VAULTS_CONTEXT, snap.forest.roots.length === 0 && !pending);
+      return [
+        ...(pending ? [this.node({ kind: 'approvals' })] : []),
+        ...snap.forest.roots.filter((v) => v.status === 'unreadable' || snap.infos.has(v.name)).map((v) => this.node({ kind: 'vault', vault: v.name })),
+      ];
     }
     switch (node.kind) {
       case 'vault': {
@@ -280,7 +315,10 @@ export class VaultTree implements vscode.TreeDataProvider<TreeNode>, vscode.Disp
         });
       }
       case 'checkpoint':
+      case 'approval':
         return [];
+      case 'approvals':
+        return this.approvals.pending().map((req) => this.node({ kind: 'approval', id: req.id }));
     }
   }
 

@@ -34,6 +34,7 @@ import type { AvfsHome } from '../store/home';
 import { VERSION } from '../version';
 import { ApprovalBroker } from './broker';
 import { ChangeWatcher } from './events';
+import { ExecHistory } from './execHistory';
 import { FrameError, FrameGuard, FrameWriter } from './frames';
 import { claimHome, socketPath } from './lock';
 import { rpcError } from './rpcErrors';
@@ -73,6 +74,8 @@ export class VaultHost {
   private engine: Promise<PolicyEngine> | undefined;
   /** Runs in progress: id → (requesting client, cancel). */
   private readonly runs = new Map<string, { client: string; cancel: AbortController }>();
+  /** What exec/list answers: runs going on and the last that finished. */
+  private readonly history = new ExecHistory();
   /** Mounts this host made and keeps: unmounted when it stops. */
   private readonly ownMounts = new Set<string>();
   readonly socket: string;
@@ -236,6 +239,7 @@ export class VaultHost {
       return { stopping: true };
     });
     hostMethod('approval/list', () => ({ pending: this.broker.list() }));
+    hostMethod('exec/list', (p) => ({ runs: this.history.list(p.limit) }));
     hostMethod('approval/answer', (p) => ({ id: p.id, ...this.broker.answer(p.id, p.answer, p.by ?? client.name) }));
 
     for (const method of METHOD_NAMES) {
@@ -255,7 +259,9 @@ export class VaultHost {
     const cancel = new AbortController();
     const cancelled = token.onCancellationRequested(() => cancel.abort());
     this.runs.set(id, { client: client.id, cancel });
-    this.notify('exec/started', { id, vault: req.vault ?? null, command: 'shell' in req.command ? req.command.shell : req.command.argv.join(' '), surface: `rpc:${client.name}`, started_at: new Date().toISOString() });
+    const started = { id, vault: req.vault ?? null, command: 'shell' in req.command ? req.command.shell : req.command.argv.join(' '), surface: `rpc:${client.name}`, started_at: new Date().toISOString() };
+    this.history.started(started);
+    this.notify('exec/started', started);
     try {
       const envelope = await runExec(
         { ...req, id },
@@ -268,14 +274,23 @@ export class VaultHost {
           signal: cancel.signal,
           store: this.pool.execStore(),
           run: (o) => this.runner.run(o),
-          onState: (runId, state) => this.notify('exec/state', { id: runId, state }),
-          onOutput: (runId, stream, chunk) => this.notify('exec/output', { id: runId, stream, text: chunk.toString('utf8') }),
+          onState: (runId, state) => {
+            this.history.state(runId, state);
+            this.notify('exec/state', { id: runId, state });
+          },
+          onOutput: (runId, stream, chunk) => {
+            const text = chunk.toString('utf8');
+            this.history.output(runId, stream, text);
+            this.notify('exec/output', { id: runId, stream, text });
+          },
         },
       );
       if (envelope.result.kept_mounted && !envelope.result.mount_reused && envelope.result.mountpoint) this.ownMounts.add(envelope.result.mountpoint);
+      this.history.finished(id, envelope);
       this.notify('exec/finished', { id, envelope });
       return envelope;
     } finally {
+      this.history.forget(id);
       cancelled.dispose();
       this.runs.delete(id);
     }

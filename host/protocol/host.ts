@@ -11,6 +11,29 @@ const define = <P extends z.ZodType, R extends z.ZodType>(params: P, result: R, 
 
 export const ClientKind = z.enum(['vscode', 'cli', 'other']);
 
+/** How many finished runs the host remembers for exec/list (newest kept); running ones are always listed. */
+export const EXEC_HISTORY_RUNS = 50;
+/** Characters of each stream's output kept for a run still going (its head and its latest part). */
+export const EXEC_LIVE_OUTPUT_CHARS = 64 * 1024;
+
+/**
+ * One run the host knows of: running (its output so far) or finished (its envelope). A window
+ * opened after a run started, or after it ended, reads these to show what it missed.
+ */
+export const ExecRun = z.object({
+  id: z.string(),
+  vault: z.string().nullable(),
+  command: z.string(),
+  surface: z.string(),
+  started_at: z.string(),
+  state: ExecState,
+  stdout: z.string().describe('output so far (while running; the envelope has the final one)'),
+  stderr: z.string(),
+  output_truncated: z.boolean().describe('the middle of the output so far was left out'),
+  envelope: ExecutionEnvelope.nullable().describe('null while the run goes on'),
+});
+export type ExecRun = z.infer<typeof ExecRun>;
+
 export const HOST_METHODS = {
   'client/hello': define(
     z.object({
@@ -44,6 +67,11 @@ export const HOST_METHODS = {
     z.object({ id: z.string(), answer: ApprovalAnswerKind, by: z.string().max(200).optional() }),
     z.object({ id: z.string(), settled: z.boolean().describe('false: it was settled already (first answer wins)'), rule: z.string().nullable() }),
     'answer a pending approval (from any client: an editor, `avfs approve`)',
+  ),
+  'exec/list': define(
+    z.object({ limit: z.number().int().min(1).max(EXEC_HISTORY_RUNS).default(EXEC_HISTORY_RUNS) }),
+    z.object({ runs: z.array(ExecRun).describe('newest first: every run going on, then the last `limit` finished ones') }),
+    'the runs going on and the last ones that finished (kept in memory by the host, bounded)',
   ),
 } as const;
 export type HostMethodName = keyof typeof HOST_METHODS;

@@ -203,6 +203,30 @@ describe('avfs host', () => {
     assert.equal(await left, 'disconnected');
   });
 
+  test('exec/list: a client that connects later sees a run going on with its output so far, then its envelope', async () => {
+    const runner = await connectClient({ name: 'runner' });
+    const running = runner.call('exec/run', { vault: 'main', command: { argv: ['sh', '-c', 'echo first; echo oops >&2; sleep 1.5; echo second'] } });
+    const late = await connectClient({ name: 'late window' });
+    let live: Awaited<ReturnType<typeof late.callHost<'exec/list'>>>['runs'][number] | undefined;
+    await waitFor(async () => {
+      live = (await late.callHost('exec/list', {})).runs.find((r) => r.command.startsWith('sh -c echo first') && r.envelope === null && r.stdout.includes('first'));
+      return live !== undefined;
+    }, 10_000);
+    assert.ok(live, 'the running run is listed with its output so far');
+    assert.equal(live.state, 'executing');
+    assert.equal(live.stdout, 'first\n');
+    assert.equal(live.stderr, 'oops\n');
+    assert.equal(live.vault, 'main');
+    assert.match(live.surface, /^rpc:runner/);
+    const env = await running;
+    const { runs } = await late.callHost('exec/list', { limit: 1 });
+    assert.equal(runs.length, 1, 'nothing else runs now: the newest finished run only');
+    assert.equal(runs[0]!.id, env.id);
+    assert.equal(runs[0]!.state, 'completed');
+    assert.equal(runs[0]!.envelope?.result.stdout, 'first\nsecond\n');
+    await assert.rejects(late.callHost('exec/list', { limit: 0 }), /limit|InvalidInput|too small/i);
+  });
+
   test('cancelling an exec/run request stops the command like a timeout, and answers with the cancelled envelope', async () => {
     const c = await connectClient({ name: 'canceller' });
     const ac = new AbortController();

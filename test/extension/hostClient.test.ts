@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { HostClient, type Logger } from '../../extension/client/hostClient';
 import type { HostState } from '../../extension/client/hostState';
 import { HostCallError } from '../../extension/errors';
-import { CLI, runCli, tempDir } from '../helpers';
+import { alive, CLI, runCli, tempDir } from '../helpers';
 
 function client(home: string, nodePath = process.execPath, requestTimeoutMs = 10_000): { c: HostClient; states: HostState[]; lines: string[] } {
   const lines: string[] = [];
@@ -22,15 +22,6 @@ function client(home: string, nodePath = process.execPath, requestTimeoutMs = 10
   const states: HostState[] = [];
   c.onDidChangeState((s) => states.push(s));
   return { c, states, lines };
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 async function until(what: string, check: () => boolean, ms = 20_000): Promise<void> {

@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { HostState } from '../../extension/client/hostState';
+import { ExecutionEnvelope } from '../../host/protocol/exec';
 import type { AvfsTestApi } from '../../extension/extension';
 import type { TreeNode } from '../../extension/views/treeModel';
 
@@ -157,4 +158,30 @@ export function answerNextModal(answer: string | undefined, ms = 15_000): Promis
       return Promise.resolve(answer);
     };
   });
+}
+
+/** A command the built-in policy sends for approval (inline Python using sockets: networked), which writes marker.txt. */
+export function markerCommand(tag: string): string {
+  return `python3 -c 'import socket; open("marker.txt", "w").write("${tag}")'`;
+}
+
+/** Starts `avfs --json proxy exec` as an agent would, in the background: its envelope when it ends. */
+export function agentRun(vault: string, shell: string, opts: { home?: string } = {}): Promise<{ r: CliResult; envelope: ExecutionEnvelope }> {
+  return avfs(['--json', '--vault', vault, 'proxy', 'exec', '--shell', shell], opts).then((r) => {
+    try {
+      return { r, envelope: ExecutionEnvelope.parse(JSON.parse(r.stdout)) };
+    } catch {
+      throw new Error(`proxy exec printed no envelope (exit ${r.code}): ${r.stdout}${r.stderr}`);
+    }
+  });
+}
+
+
+/** A new vault made with the CLI (with these files), once the extension's host lists it. */
+export async function newVault(api: AvfsTestApi, prefix: string, files: Record<string, string> = {}): Promise<string> {
+  const vault = uniqueName(prefix);
+  await avfsJson('vault', 'create', vault);
+  for (const [path, text] of Object.entries(files)) await avfsJson('--vault', vault, 'write', path, text);
+  await until('the extension to know the vault', async () => (await api.host.request('vault/list', {})).vaults.some((v) => v.name === vault));
+  return vault;
 }

@@ -1,5 +1,6 @@
 // The README's pictures, taken from the real UI: the Vaults view with vaults, a fork and
-// checkpoints, and a checkpoint compared with the current tree in the native diff editor.
+// checkpoints; a checkpoint compared with the current tree in the native diff editor; an agent's
+// command waiting for approval in a notification; the Executions view showing a run's diff.
 //   npm run screenshots   (writes docs/screenshots/*.png)
 // In a whole test run they are taken too (into the run's screenshot folder), so they cannot rot.
 // They use an avfs home of their own (the `avfs.home` setting), so no other test's vault shows.
@@ -10,8 +11,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'mocha';
 import * as vscode from 'vscode';
 import type { AvfsTestApi } from '../../extension/extension';
-import { avfs, hostReady, reveal, tidyWindow, until } from './helpers';
-import { PART, requireUi, row, ui } from './ui';
+import { agentRun, avfs, hostReady, reveal, tidyWindow, until } from './helpers';
+import { notification, PART, requireUi, row, ui } from './ui';
 
 describe('README pictures', () => {
   let home: string;
@@ -81,5 +82,39 @@ describe('README pictures', () => {
     await until('its text', async () => (await ui('texts', { css: `${PART.editor} .multiDiffEditor .view-lines` })).join('\n').includes('Greets someone'));
     await ui('moveMouse', { x: 900, y: 700 });
     await ui('screenshot', { name: 'checkpoint-diff' });
+  });
+
+  it('an agent\'s command waiting for approval, in a notification', async () => {
+    await tidyWindow();
+    await vscode.window.showTextDocument(vscode.Uri.parse('avfs://web-app/src/app.py'));
+    const run = agentRun('web-app', `python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); open(".env", "w").write("PORT=%d\\n" % s.getsockname()[1])'`, { home });
+    await frame();
+    // Headless Chromium shows notifications in the Notification Center: it opens to show this one.
+    await notification(/An agent wants to run .* in vault web-app/, 20_000);
+    await ui('moveMouse', { x: 700, y: 300 });
+    await ui('screenshot', { name: 'approval-notification' });
+    await ui('click', { role: 'button', name: 'Approve Once', exact: true, within: '.notifications-center' });
+    assert.equal((await run).envelope.result.state, 'completed');
+  });
+
+  it('the Executions view: a run, its decision and its changes with an inline diff', async () => {
+    await tidyWindow();
+    const command = 'sed -i \'s/return f"Hello, {name}{punctuation}"/return f"Hi, {name}{punctuation}"/\' src/util.py && echo "PORT=8000" > .env.example';
+    const { envelope } = await agentRun('web-app', command, { home });
+    assert.equal(envelope.result.state, 'completed');
+    await api.executions.reveal(envelope.id);
+    // The whole window for the view: the side bar closed, the panel maximized.
+    await vscode.commands.executeCommand('workbench.action.closeSidebar');
+    await vscode.commands.executeCommand('workbench.action.toggleMaximizedPanel');
+    try {
+      await ui('click', { role: 'tab', name: 'Changes', frame: '#avfs-executions' });
+      await until('the inline diff', async () => (await ui('texts', { css: 'pre.patch', frame: '#avfs-executions' })).join('\n').includes('+ return f"Hi, {name}'));
+      await ui('moveMouse', { x: 900, y: 120 });
+      await ui('screenshot', { name: 'executions-view' });
+    } finally {
+      await vscode.commands.executeCommand('workbench.action.toggleMaximizedPanel');
+      await vscode.commands.executeCommand('workbench.action.closePanel');
+      await vscode.commands.executeCommand('workbench.view.extension.avfs');
+    }
   });
 });

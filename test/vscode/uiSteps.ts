@@ -1,7 +1,7 @@
 // Playwright steps that tests inside VS Code ask the runner to perform on their own window (./ui.ts).
 // This file runs in the runner's Node process (Node 20, playwright-core), never in the extension host.
 // Steps are small and generic (find, click, look, screenshot); the tests keep the assertions.
-import type { Locator, Page } from 'playwright-core';
+import type { Frame, Locator, Page } from 'playwright-core';
 
 export interface StepContext {
   page: Page;
@@ -22,10 +22,26 @@ export type Target = (
 ) & {
   within?: string;
   exact?: boolean;
+  /**
+   * Look inside a webview: the frame (at any depth) that holds an element matching this CSS
+   * selector, such as the executions view's `#avfs-executions`. Locators pierce shadow roots, so
+   * the parts of `@vscode-elements` controls are found as well.
+   */
+  frame?: string;
 };
 
+/** The frame of a webview holding `selector`, waiting up to 10 s for the webview to load. */
+async function frameWith(page: Page, selector: string): Promise<Frame> {
+  for (const end = Date.now() + 10_000; ; await page.waitForTimeout(100)) {
+    for (const f of page.frames()) {
+      if (await f.locator(selector).count().catch(() => 0)) return f;
+    }
+    if (Date.now() > end) throw new Error(`no webview frame holds ${selector}`);
+  }
+}
+
 /** Every visible element the target matches. */
-function locateAll(page: Page, t: Target): Locator {
+function locateAll(page: Page | Frame, t: Target): Locator {
   const scope = t.within ? page.locator(t.within) : page;
   const exact = t.exact ?? false;
   const all =
@@ -40,24 +56,29 @@ function locateAll(page: Page, t: Target): Locator {
   return all.filter({ visible: true });
 }
 
-function locate(page: Page, t: Target): Locator {
+function locate(page: Page | Frame, t: Target): Locator {
   return locateAll(page, t).first();
+}
+
+/** The page, or the webview frame the target names. */
+function scopeOf(ctx: StepContext, t: Target): Promise<Page | Frame> {
+  return t.frame ? frameWith(ctx.page, t.frame) : Promise.resolve(ctx.page);
 }
 
 export const uiSteps = {
   /** Waits until the target is visible; returns its text (whitespace collapsed). */
   async visible(ctx: StepContext, t: Target): Promise<string> {
-    const l = locate(ctx.page, t);
+    const l = locate(await scopeOf(ctx, t), t);
     await l.waitFor({ state: 'visible' });
     return (await l.innerText()).replace(/\s+/g, ' ').trim();
   },
   /** Clicks the target once it is visible. */
   async click(ctx: StepContext, t: Target): Promise<void> {
-    await locate(ctx.page, t).click();
+    await locate(await scopeOf(ctx, t), t).click();
   },
   /** Expands a tree row (a click, then the Right key if the click only selected it); waits until it is expanded. */
   async expand(ctx: StepContext, t: Target): Promise<void> {
-    const l = locate(ctx.page, t);
+    const l = locate(await scopeOf(ctx, t), t);
     const expanded = async () => (await l.getAttribute('aria-expanded')) === 'true';
     if (await expanded()) return;
     await l.click();
@@ -69,7 +90,7 @@ export const uiSteps = {
   },
   /** Attribute values of the target (for example aria-selected of an activity-bar tab). */
   async attributes(ctx: StepContext, args: Target & { names: string[] }): Promise<Record<string, string | null>> {
-    const l = locate(ctx.page, args);
+    const l = locate(await scopeOf(ctx, args), args);
     await l.waitFor({ state: 'attached' });
     const out: Record<string, string | null> = {};
     for (const n of args.names) out[n] = await l.getAttribute(n);
@@ -77,14 +98,14 @@ export const uiSteps = {
   },
   /** Moves the mouse over the target (inline tree actions and hovers appear on hover). */
   async hover(ctx: StepContext, t: Target): Promise<void> {
-    await locate(ctx.page, t).hover();
+    await locate(await scopeOf(ctx, t), t).hover();
   },
   /**
    * Right-clicks the target and returns the labels of the context menu that opens (it stays open:
    * click an item with `click`, or close it with `press` Escape).
    */
   async contextMenu(ctx: StepContext, t: Target): Promise<string[]> {
-    await locate(ctx.page, t).click({ button: 'right' });
+    await locate(await scopeOf(ctx, t), t).click({ button: 'right' });
     const menu = ctx.page.locator('.context-view .monaco-menu').filter({ visible: true }).first();
     await menu.waitFor({ state: 'visible' });
     const items = await menu.getByRole('menuitem').allInnerTexts();
@@ -112,7 +133,7 @@ export const uiSteps = {
   async menu(ctx: StepContext, args: Target & { item: string }): Promise<void> {
     const open = ctx.page.locator('.context-view .monaco-menu').filter({ visible: true });
     for (let attempt = 0; ; attempt++) {
-      if ((await open.count()) === 0) await locate(ctx.page, args).click({ button: 'right' });
+      if ((await open.count()) === 0) await locate(await scopeOf(ctx, args), args).click({ button: 'right' });
       await open.first().getByRole('menuitem', { name: args.item, exact: true }).click();
       try {
         await open.first().waitFor({ state: 'hidden', timeout: 2000 });
@@ -132,20 +153,20 @@ export const uiSteps = {
   },
   /** The texts of every visible element the target's selector matches (whitespace collapsed). */
   async texts(ctx: StepContext, t: Target): Promise<string[]> {
-    const texts = await locateAll(ctx.page, t).allInnerTexts();
+    const texts = await locateAll(await scopeOf(ctx, t), t).allInnerTexts();
     return texts.map((s) => s.replace(/\s+/g, ' ').trim());
   },
   /** Waits until the target is gone (hidden or detached). */
   async gone(ctx: StepContext, t: Target): Promise<void> {
-    await locate(ctx.page, t).waitFor({ state: 'hidden' });
+    await locate(await scopeOf(ctx, t), t).waitFor({ state: 'hidden' });
   },
   /** The value of an input or the selected option of a select (for example the Output panel's channel). */
   async value(ctx: StepContext, t: Target): Promise<string> {
-    return locate(ctx.page, t).inputValue();
+    return locate(await scopeOf(ctx, t), t).inputValue();
   },
   /** The target's HTML: for finding selectors while writing a test. */
   async html(ctx: StepContext, t: Target): Promise<string> {
-    return locate(ctx.page, t).evaluate((e) => e.outerHTML);
+    return locate(await scopeOf(ctx, t), t).evaluate((e) => e.outerHTML);
   },
   /** Saves a screenshot of the whole window. */
   async screenshot(ctx: StepContext, args: { name: string }): Promise<string> {

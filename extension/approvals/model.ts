@@ -1,0 +1,156 @@
+// The approvals an editor window holds, as plain data: the queue (one shown at a time, in the
+// order asked), what each notification and the "Always Allow" confirmation say, and how a request
+// ended. Pure (no `vscode` import): unit-tested under node:test; approvals.ts puts it on screen.
+import type { ApprovalAnswerKind, ApprovalRecord, ApprovalRequest } from '../../host/protocol/exec';
+import { plural } from '../format';
+
+/** The buttons of an approval notification, in order, and what each answers. */
+export const APPROVE_ONCE = 'Approve Once';
+export const ALWAYS_ALLOW = 'Always Allow…';
+export const DENY = 'Deny';
+export const ADD_RULE = 'Add Rule and Run';
+
+export type Ending = { kind: 'answered_here'; answer: ApprovalAnswerKind } | { kind: 'settled'; record: ApprovalRecord | undefined };
+
+interface Entry {
+  req: ApprovalRequest;
+  /** When this window was asked (ms since epoch): the time-out is the host's, counted from here. */
+  askedAt: number;
+}
+
+/**
+ * The requests waiting for an answer from this window, oldest first. The first is the one shown
+ * as a notification; the rest are counted in the status bar and listed in the view.
+ */
+export class ApprovalQueue {
+  private readonly entries: Entry[] = [];
+
+  add(req: ApprovalRequest, now = Date.now()): boolean {
+    if (this.entries.some((e) => e.req.id === req.id)) return false;
+    this.entries.push({ req, askedAt: now });
+    return true;
+  }
+
+  /** Takes a request out (answered here, settled elsewhere, timed out); false when it was not there. */
+  remove(id: string): boolean {
+    const i = this.entries.findIndex((e) => e.req.id === id);
+    if (i < 0) return false;
+    this.entries.splice(i, 1);
+    return true;
+  }
+
+  has(id: string): boolean {
+    return this.entries.some((e) => e.req.id === id);
+  }
+
+  get(id: string): ApprovalRequest | undefined {
+    return this.entries.find((e) => e.req.id === id)?.req;
+  }
+
+  /** The one to show now. */
+  head(): ApprovalRequest | undefined {
+    return this.entries[0]?.req;
+  }
+
+  list(): ApprovalRequest[] {
+    return this.entries.map((e) => e.req);
+  }
+
+  get size(): number {
+    return this.entries.length;
+  }
+
+  clear(): ApprovalRequest[] {
+    return this.entries.splice(0).map((e) => e.req);
+  }
+}
+
+/** Categories as people read them ("networked, package_install" → "networked, package install"). */
+export function categoriesText(req: Pick<ApprovalRequest, 'categories'>): string {
+  return req.categories.map((c) => c.replace(/_/g, ' ')).join(', ') || 'unknown';
+}
+
+/** The command as shown in one line: long ones are cut in the middle. */
+export function shortCommand(command: string, max = 120): string {
+  const one = command.replace(/\s*\n\s*/g, ' ⏎ ');
+  if (one.length <= max) return one;
+  const half = Math.floor((max - 1) / 2);
+  return `${one.slice(0, half)}…${one.slice(one.length - half)}`;
+}
+
+/**
+ * The notification's text: the command, the vault, and why it needs approval (a non-modal
+ * notification shows no detail, so everything is in the message). `waiting` counts the others.
+ */
+export function approvalMessage(req: ApprovalRequest, waiting: number): string {
+  const where = req.cwd && req.cwd !== '/' ? ` (in ${req.cwd})` : '';
+  const more = waiting > 0 ? ` ${plural(waiting, 'more request')} waiting.` : '';
+  return `An agent wants to run \`${shortCommand(req.command)}\` in vault ${req.vault}${where}. It needs approval: ${categoriesText(req)} — ${whyAsked(req)}.${more}`.replace(/\.\.(\s|$)/g, '.$1');
+}
+
+/**
+ * Why it asks, in words: the reasons of the parts that asked (the decision's own reason repeats
+ * the command before them), else the decision's reason.
+ */
+export function whyAsked(req: Pick<ApprovalRequest, 'parts' | 'reason'>): string {
+  const reasons = req.parts.filter((p) => p.action === 'require_approval').map((p) => withoutCommand(p.reason, p.command));
+  return reasons.length ? [...new Set(reasons)].join('; ') : req.reason;
+}
+
+/**
+ * A part's reason starts with the part itself, cut short when long ("curl -s x.io: curl talks to the
+ * network", "python3 -c 'import so…: python -c runs inline code"): the message named it already.
+ */
+function withoutCommand(reason: string, command: string): string {
+  for (let at = reason.indexOf(': '); at > 0; at = reason.indexOf(': ', at + 1)) {
+    const head = reason.slice(0, at).replace(/…$/, '');
+    if (head.length > 0 && command.startsWith(head)) return reason.slice(at + 2);
+  }
+  return reason;
+}
+
+/** The parts of the command that asked, with the exact rule each adds (what "Always Allow" writes). */
+export function alwaysAllowConfirmation(req: ApprovalRequest, home: string | undefined): { message: string; detail: string } {
+  const asked = req.parts.filter((p) => p.action === 'require_approval' && p.argv.length > 0);
+  const file = home ? `${home.replace(/\/$/, '')}/policy.json` : 'policy.json in the avfs home';
+  const lines = asked.length
+    ? [
+        `Adds ${plural(asked.length, 'rule')} to ${file}, so that ${asked.length === 1 ? 'this exact command runs' : 'these exact commands run'} without asking from now on:`,
+        '',
+        ...asked.map((p) => `  allow exactly: ${JSON.stringify(p.argv)}`),
+        '',
+        `It asked because of the rule ${req.rule}; that rule stays as it is for other commands.`,
+        '',
+        'The command then runs once now. Remove the rule with `avfs policy` or by editing the file.',
+      ]
+    : [`No exact rule can be added for this command (${req.rule}): it runs this once.`];
+  return { message: `Always allow \`${shortCommand(req.command, 80)}\` in every vault?`, detail: lines.join('\n') };
+}
+
+/** What a settled request's record says, for the status bar ("approved by avfs approve (pid 1)"). */
+export function settledText(req: Pick<ApprovalRequest, 'command'>, record: ApprovalRecord | undefined): string {
+  const cmd = shortCommand(req.command, 60);
+  if (!record) return `The approval for \`${cmd}\` is no longer waiting.`;
+  const by = record.by ? ` by ${record.by}` : '';
+  switch (record.outcome) {
+    case 'approved':
+      return `\`${cmd}\` was approved${by}${record.scope === 'always' ? ' (always)' : ''}.`;
+    case 'denied':
+      return `\`${cmd}\` was denied${by}.`;
+    case 'timed_out':
+      return `The approval for \`${cmd}\` timed out: it was denied.`;
+    case 'no_approver':
+      return `\`${cmd}\` was denied: no approver.`;
+    case 'cancelled':
+      return `The approval for \`${cmd}\` was cancelled (the run stopped).`;
+  }
+}
+
+/** The Pending Approvals row of one request: label and description. */
+export function approvalRow(req: ApprovalRequest): { label: string; description: string; tooltip: string } {
+  return {
+    label: shortCommand(req.command, 60),
+    description: `${req.vault} · ${categoriesText(req)}`,
+    tooltip: `**${req.vault}**${req.cwd !== '/' ? ` in \`${req.cwd}\`` : ''}\n\n\`${req.command}\`\n\nNeeds approval: ${categoriesText(req)} — ${whyAsked(req)}\n\nAsked by ${req.surface} at ${req.requested_at}`,
+  };
+}

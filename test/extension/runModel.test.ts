@@ -1,0 +1,66 @@
+// What the executions view shows of a run, from real envelopes: the real CLI runs commands in a
+// real vault (no host: in-process), and the view's rows and details are built from what it printed.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { ExecutionEnvelope } from '../../host/protocol/exec';
+import type { ExecRun } from '../../host/protocol/host';
+import { runDetail, runSummary } from '../../extension/executions/runModel';
+import { runCli, runJson, tempDir } from '../helpers';
+
+describe('the executions view model', () => {
+  const t = tempDir('avfs-runmodel-');
+  const home = t.dir;
+  const exec = async (...args: string[]): Promise<ExecRun> => {
+    const r = await runCli(['--json', '--vault', 'v', 'proxy', 'exec', '--no-prompt', ...args], { home });
+    const envelope = ExecutionEnvelope.parse(JSON.parse(r.stdout));
+    return { id: envelope.id, vault: 'v', command: envelope.request.command, surface: 'cli', started_at: new Date().toISOString(), state: envelope.result.state, stdout: '', stderr: '', output_truncated: false, envelope };
+  };
+
+  before(async () => {
+    await runJson(['vault', 'create', 'v'], { home });
+    await runJson(['--vault', 'v', 'write', '/app.py', 'print("one")\n'], { home });
+  });
+  after(() => t.cleanup());
+
+  test('a run that took a checkpoint: its changes listed, and it can be restored to before it', async () => {
+    const run = await exec('--shell', 'sed -i s/one/two/ app.py && echo hi > new.txt && echo done');
+    const s = runSummary(run);
+    assert.deepEqual([s.command, s.vault, s.decision, s.state, s.exit_code, s.running, s.changed], ['sed -i s/one/two/ app.py && echo hi > new.txt && echo done', 'v', 'allow_with_checkpoint', 'completed', 0, false, 2]);
+    const d = runDetail(run);
+    assert.deepEqual(
+      d.changes.map((c) => [c.kind, c.path, c.size]),
+      [
+        ['modified', '/app.py', '13 B → 13 B'],
+        ['added', '/new.txt', '3 B'],
+      ],
+    );
+    assert.equal(d.stdout.text, 'done\n');
+    assert.equal(d.stdout.truncated, false);
+    assert.ok(d.checkpoint?.startsWith('exec-'));
+    assert.equal(d.restore.enabled, true);
+    assert.match(d.restore.reason, new RegExp(`checkpoint ${d.checkpoint}, taken just before the command ran`));
+    assert.equal(d.decision?.action, 'allow_with_checkpoint');
+  });
+
+  test('a run the policy allowed without a checkpoint cannot be restored, and says why and what to do', async () => {
+    const d = runDetail(await exec('--', 'cat', 'app.py'));
+    assert.equal(d.checkpoint, null);
+    assert.deepEqual(d.restore, {
+      enabled: false,
+      reason: 'This run took no checkpoint (the policy let it run without one (allow)), so the tree before it was not kept. Run commands with --checkpoint always to be able to undo any run.',
+    });
+    const never = runDetail(await exec('--checkpoint', 'never', '--shell', 'echo x > y.txt'));
+    assert.match(never.restore.reason, /it was run with --checkpoint never/);
+  });
+
+  test('a denied run never ran: nothing to undo; its output is shown truncated when it was', async () => {
+    const denied = runDetail(await exec('--shell', 'python3 -c "import socket"'));
+    assert.equal(denied.summary.state, 'denied');
+    assert.equal(denied.summary.exit_code, null);
+    assert.deepEqual(denied.restore, { enabled: false, reason: 'The command never ran: there is nothing to undo.' });
+    assert.equal(denied.approval, 'Denied: no approver was connected');
+    const big = runDetail(await exec('--max-output', '1024', '--shell', 'seq 1 2000'));
+    assert.equal(big.stdout.truncated, true);
+    assert.equal(big.stdout.bytes, 8893);
+  });
+});
