@@ -13,6 +13,7 @@ import { AvfsError, toAvfsError } from '../protocol/errors';
 import type { MethodParams, MethodResult } from '../protocol/methods';
 import type { AvfsHome } from '../store/home';
 import { defaultHome, type HomeDir } from '../store/homeDir';
+import { countOf } from './execRequest';
 
 export interface GlobalOptions {
   json?: boolean;
@@ -158,10 +159,7 @@ export class CliContext {
 
 /** Parses a non-negative integer option or argument, or fails with InvalidInput naming it. */
 export function parseCount(name: string, value: string): number {
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) {
-    throw new AvfsError('InvalidInput', `${name} must be a non-negative whole number, got ${JSON.stringify(value)}`, { field: name, value });
-  }
-  return Number(value);
+  return countOf(name, value, (message, details) => new AvfsError('InvalidInput', message, details));
 }
 
 /** Left-aligned plain-text table. */

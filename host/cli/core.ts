@@ -45,6 +45,11 @@ export function usageError(message: string, code: string, json: boolean, io: Cli
   return new CliContext(io).printError(new AvfsError('InvalidInput', message, { code }), json);
 }
 
+/** An error found outside a handler, printed as a handler's would be; returns its exit code. */
+export function failure(kind: AvfsError['kind'], message: string, json: boolean, io: CliIo): number {
+  return new CliContext(io).printError(new AvfsError(kind, message), json);
+}
+
 function commandPath(c: Command): string {
   const names: string[] = [];
   for (let x: Command | null = c; x?.parent; x = x.parent) names.unshift(x.name());

@@ -19,6 +19,7 @@ import * as vault from './commands/vault';
 import type { CliIo, Outcome } from './core';
 import type { Act } from './define';
 import { helpOf } from './help';
+import { execInLiveMount } from './liveMountClient';
 
 /**
  * The handlers' module; in the bundle a file of its own (see scripts/build.mjs), read only when a
@@ -53,7 +54,9 @@ export function buildProgram(act: Act): Command {
 export async function main(argv: string[], io: CliIo = { stdout: process.stdout, stderr: process.stderr }): Promise<Outcome> {
   let outcome: Outcome = { code: 0, exitWhenDone: false };
   const program = buildProgram((name) => async (...args: unknown[]) => {
-    outcome = await core().runAction(name, args, io);
+    // A run that a live mount's server can take never loads the core (host/cli/liveMountClient.ts).
+    const handed = name === 'proxy.exec' ? await execInLiveMount(args, io, (message, json) => core().failure('MountError', message, json, io)) : undefined;
+    outcome = handed ?? (await core().runAction(name, args, io));
   });
   const json = argv.includes('--json');
   const bare = argv.filter((a) => a !== '--json');

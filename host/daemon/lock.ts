@@ -3,31 +3,24 @@
  * claimed with O_EXCL, so two hosts cannot both start. A record whose process is gone (the host
  * crashed, or was killed) is stale: the next host, or a CLI call, removes it and its socket.
  */
-import { createHash } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { AvfsError } from '../protocol/errors';
 import { pidAlive } from '../fuse/registry';
 import type { HomeDir } from '../store/homeDir';
+import { unixSocketPath } from '../store/socketPath';
 
 export const HostRecord = z.object({ pid: z.number().int(), socket: z.string(), started_at: z.string(), version: z.string() });
 export type HostRecord = z.infer<typeof HostRecord>;
-
-/** Unix socket paths are limited to 107 bytes; a deeper home gets its socket in a private runtime directory. */
-const SOCKET_PATH_MAX = 107;
 
 export function hostFile(home: HomeDir): string {
   return join(home.dir, 'host.json');
 }
 
+/** A deeper home gets its socket in a private runtime directory (Unix socket paths are short). */
 export function socketPath(home: HomeDir): string {
-  const inHome = join(home.dir, 'host.sock');
-  if (Buffer.byteLength(inHome) <= SOCKET_PATH_MAX) return inHome;
-  const dir = join(tmpdir(), `avfs-${userInfo().uid}`);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  return join(dir, createHash('sha256').update(home.dir).digest('hex').slice(0, 16) + '.sock');
+  return unixSocketPath(join(home.dir, 'host.sock'), home.dir);
 }
 
 /** The running host of this home, or undefined (a stale record is cleared on the way). */

@@ -10,10 +10,10 @@
  * dispatched meanwhile). The Buffer handed to read/write is the handler's until it answers: copy
  * out of a write's what must outlive the call; a read fills its first `len` bytes.
  */
-import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { AvfsError } from '../protocol/errors';
+import { ADDON_FILE, addonCandidates, addonFile, loadNativeAddon } from './addon';
 import { lazyUnmount } from './registry';
 
 /** The process whose call a request is (fuse_get_context: fsuid, fsgid, thread id). */
@@ -152,37 +152,34 @@ interface NativeHandle {
 }
 type Dispatch = (op: number, seq: number, uid: number, gid: number, pid: number, ...args: unknown[]) => void;
 interface Addon {
+  /** A pipe: [read end, write end], both close-on-exec. */
+  pipe(): [number, number];
   /** Operation names by op code; the code `ops.length` means the loop has ended. */
   ops: string[];
   mount(mountpoint: string, options: string, implemented: string[], dispatch: Dispatch): NativeHandle;
 }
 
-export const ADDON_FILE = 'avfs_fuse.node';
+export { ADDON_FILE };
 const EIO = -5;
-let addon: Addon | undefined;
 
-/** The compiled addon: beside the bundle (dist/avfs.js), or in dist/ when run from the sources. */
+/** The compiled addon, or a MountError saying how to build it or why it does not load. */
 function loadAddon(): Addon {
-  if (addon) return addon;
-  const candidates = [join(__dirname, ADDON_FILE), join(__dirname, '..', '..', 'dist', ADDON_FILE)];
-  const file = candidates.find((f) => existsSync(f));
+  const file = addonFile();
   if (!file) {
     throw new AvfsError(
       'MountError',
       `avfs's FUSE binding (${ADDON_FILE}) is not built: run \`npm run build\` in the avfs checkout (it needs a C compiler and libfuse 2's headers: apt-get install build-essential libfuse-dev)`,
-      { reason: 'binding_missing', looked_in: candidates },
+      { reason: 'binding_missing', looked_in: addonCandidates() },
     );
   }
-  const mod = { exports: {} as Addon };
   try {
-    process.dlopen(mod, file);
+    return loadNativeAddon<Addon>()!;
   } catch (e) {
     // Most often libfuse.so.2 is missing: the binding links it, and only a mount loads the binding.
     throw new AvfsError('MountError', `avfs's FUSE binding (${file}) does not load: ${(e as Error).message} (a missing libfuse.so.2 is installed with apt-get install libfuse2; a damaged binding is rebuilt by npm run build)`, {
       reason: 'binding_unloadable',
     });
   }
-  return (addon = mod.exports);
 }
 
 /** Mounts `ops` at `mountpoint`; resolves once the kernel has started talking to the file system. */

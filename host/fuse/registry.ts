@@ -11,6 +11,8 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { AvfsError } from '../protocol/errors';
 import type { AvfsHome } from '../store/home';
+import { unixSocketPath } from '../store/socketPath';
+import { mountEntry, mountTable, pidAlive, servedNow } from './liveness';
 
 export const MountRecord = z.object({
   vault: z.string(),
@@ -22,56 +24,14 @@ export const MountRecord = z.object({
   started: z.string(),
   state: z.enum(['mounting', 'mounted', 'unmounting']),
   log: z.string().optional(),
+  /** The server's exec endpoint (host/proxy/mountExec.ts): a CLI call that finds this mount hands its run there. */
+  exec_socket: z.string().optional(),
+  /** The avfs version of the server (a call of another version runs in its own process). */
+  version: z.string().optional(),
 });
 export type MountRecord = z.infer<typeof MountRecord>;
 
-export interface MountInfoEntry {
-  mountpoint: string;
-  fstype: string;
-  source: string;
-}
-
-/** The process's mount table (/proc/self/mountinfo), octal escapes undone. */
-export function mountTable(): MountInfoEntry[] {
-  let text: string;
-  try {
-    text = readFileSync('/proc/self/mountinfo', 'utf8');
-  } catch {
-    return [];
-  }
-  const unescape = (s: string) => s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
-  const out: MountInfoEntry[] = [];
-  for (const line of text.split('\n')) {
-    if (!line) continue;
-    const [left, right] = line.split(' - ');
-    const l = left?.split(' ') ?? [];
-    const r = right?.split(' ') ?? [];
-    if (l[4] === undefined || r[0] === undefined) continue;
-    out.push({ mountpoint: unescape(l[4]), fstype: r[0], source: unescape(r[1] ?? '') });
-  }
-  return out;
-}
-
-export function mountEntry(mountpoint: string): MountInfoEntry | undefined {
-  const mp = resolve(mountpoint);
-  const all = mountTable().filter((e) => e.mountpoint === mp);
-  return all[all.length - 1];
-}
-
-/** Whether `pid` runs (a zombie waiting for a reaper that is slow to come counts as gone). */
-export function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-  try {
-    const st = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return st.slice(st.lastIndexOf(')') + 2, st.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
-}
+export { mountEntry, type MountInfoEntry, mountTable, pidAlive } from './liveness';
 
 export type Probe = 'ok' | 'stale' | 'missing' | 'hung' | 'error';
 
@@ -129,6 +89,11 @@ export class MountRegistry {
     return join(this.dir, this.idOf(mountpoint) + '.json');
   }
 
+  /** Where the server of a mount listens for runs handed to it. */
+  execSocketOf(mountpoint: string): string {
+    return unixSocketPath(join(this.dir, this.idOf(mountpoint) + '.sock'), resolve(mountpoint));
+  }
+
   logOf(mountpoint: string): string {
     return join(this.dir, this.idOf(mountpoint) + '.log');
   }
@@ -175,15 +140,15 @@ export class MountRegistry {
 
   /** Whether a record stands for a mount that is being served now. */
   isLive(rec: MountRecord): boolean {
-    return pidAlive(rec.pid) && mountEntry(rec.mountpoint)?.fstype === 'fuse.avfs';
+    return servedNow(rec);
   }
 
   /**
    * Drops records of dead servers and lazily unmounts what they left behind (a mount whose server
    * was killed answers "Transport endpoint is not connected"). Also clears stale avfs mounts that
-   * have no record (their home was removed). Returns the mountpoints cleaned.
+   * have no record (their home was removed), unless `foreign` is false. Returns the mountpoints cleaned.
    */
-  async prune(): Promise<string[]> {
+  async prune(opts: { foreign?: boolean } = {}): Promise<string[]> {
     const cleaned: string[] = [];
     for (const rec of this.records()) {
       if (pidAlive(rec.pid)) continue;
@@ -191,14 +156,17 @@ export class MountRegistry {
       rmSync(this.fileOf(rec.mountpoint), { force: true });
       cleaned.push(rec.mountpoint);
     }
+    if (opts.foreign === false) return cleaned;
     const recorded = new Set(this.records().map((r) => r.mountpoint));
-    for (const e of mountTable()) {
-      if (e.fstype !== 'fuse.avfs' || recorded.has(e.mountpoint)) continue;
-      if ((await probe(e.mountpoint, 1000)).probe === 'stale') {
+    // Probed all at once: each probe is a process start, and other homes may have many mounts up.
+    const foreign = mountTable().filter((e) => e.fstype === 'fuse.avfs' && !recorded.has(e.mountpoint));
+    await Promise.all(
+      foreign.map(async (e) => {
+        if ((await probe(e.mountpoint, 1000)).probe !== 'stale') return;
         await lazyUnmount(e.mountpoint);
         cleaned.push(e.mountpoint);
-      }
-    }
+      }),
+    );
     return cleaned;
   }
 }

@@ -16,12 +16,16 @@ import { resolve } from 'node:path';
 import { AvfsError } from '../protocol/errors';
 import type { AvfsHome } from '../store/home';
 import { ROOT_INO } from '../store/schema';
+import { VERSION } from '../version';
 import type { Vault } from '../store/vault';
 import { FileIo } from '../vfs/handles';
 import { Vfs } from '../vfs/vfs';
 import { type MountedFs, mountFuse } from './binding';
 import { createVaultOps, type VaultOps } from './ops';
 import { lazyUnmount, mountEntry, type MountRecord, MountRegistry, probe } from './registry';
+
+/** A one-shot mount starts its background WAL checkpoints only if its command runs this long. */
+const ONE_SHOT_CHECKPOINTS_AFTER_MS = 1_000;
 
 export type MountState = 'unmounted' | 'mounting' | 'mounted' | 'unmounting';
 
@@ -49,6 +53,15 @@ export interface MountSessionOptions {
    * in /etc/fuse.conf.
    */
   allowOther?: boolean;
+  /**
+   * The mount serves one command and goes (a one-shot `proxy exec`): the background WAL
+   * checkpoints (a worker thread) start only if the command runs past ONE_SHOT_CHECKPOINTS_AFTER_MS
+   * (a short command would spend more on the thread than it takes), and the sweep of stale
+   * mounts of other homes (a `stat` process per avfs mount on the machine) is left to mount
+   * servers and `avfs mounts`. Stale records of this home, and a stale mount at this
+   * mountpoint, are still cleared.
+   */
+  oneShot?: boolean;
   log?: (line: string) => void;
 }
 
@@ -112,10 +125,17 @@ export class MountSession {
   readonly registry: MountRegistry;
   readonly mountpoint: string;
   private started = '';
+  private execSocket: string | undefined;
+  private checkpointsLater: NodeJS.Timeout | undefined;
 
   constructor(private readonly opts: MountSessionOptions) {
     this.registry = new MountRegistry(opts.home);
     this.mountpoint = resolve(opts.mountpoint);
+  }
+
+  /** The name of the vault served. */
+  get vaultName(): string {
+    return this.opts.vault;
   }
 
   get state(): MountState {
@@ -148,19 +168,33 @@ export class MountSession {
       started: this.started,
       state,
       log: this.registry.logOf(this.mountpoint),
+      ...(this.execSocket !== undefined ? { exec_socket: this.execSocket, version: VERSION } : {}),
     };
+  }
+
+  /** Names the exec endpoint this process serves for the mount in its record (host/proxy/mountExec.ts). */
+  announceExec(socket: string): MountRecord {
+    if (this._state !== 'mounted') throw new AvfsError('MountError', `mount of ${this.mountpoint} is ${this._state}`, { state: this._state });
+    this.execSocket = socket;
+    const rec = this.record('mounted');
+    this.registry.write(rec);
+    return rec;
   }
 
   async mount(): Promise<MountRecord> {
     this.move('mounting');
     this.started = new Date().toISOString();
     try {
-      await this.registry.prune();
+      await this.registry.prune({ foreign: !this.opts.oneShot });
       await checkMountpoint(this.mountpoint);
       if (this.opts.allowOther) checkAllowOther(this.mountpoint);
       const vault = (this.vault = this.opts.home.open(this.opts.vault, { readonly: !!this.opts.readonly, surface: 'fuse' }));
       // The server lives as long as the mount: keep WAL checkpoint syncs off the FUSE request path.
-      vault.startBackgroundCheckpoints();
+      if (!this.opts.oneShot) vault.startBackgroundCheckpoints();
+      else {
+        this.checkpointsLater = setTimeout(() => this.vault?.startBackgroundCheckpoints(), ONE_SHOT_CHECKPOINTS_AFTER_MS);
+        this.checkpointsLater.unref();
+      }
       const io = new FileIo(new Vfs(vault));
       const others = this.registry.records().filter((r) => r.pid !== process.pid && r.vault === this.opts.vault && this.registry.isLive(r));
       if (others.length === 0) {
@@ -193,16 +227,24 @@ export class MountSession {
     }
   }
 
-  /** Ready when the kernel lists the mount and the mountpoint's root answers with our root inode. */
+  /**
+   * Ready when the kernel lists the mount and the mountpoint's root answers with our root inode.
+   * The stat is this process's own, asynchronous (this thread stays free to answer it): the mount
+   * is the one this process just made and serves, so it cannot hang on another server, and a
+   * `stat` child (what probe() runs for mounts of other processes) cost a process start per mount.
+   */
   private async waitReady(timeoutMs = 10_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     let last = '';
     while (Date.now() < deadline) {
       const entry = mountEntry(this.mountpoint);
       if (entry?.fstype === 'fuse.avfs') {
-        const p = await probe(this.mountpoint, 2000);
-        if (p.probe === 'ok' && p.ino === ROOT_INO) return;
-        last = `probe ${p.probe}${p.code ? ' ' + p.code : ''} ino ${p.ino ?? '-'}`;
+        const p = await stat(this.mountpoint).then(
+          (st) => ({ ino: st.ino, code: '' }),
+          (e: NodeJS.ErrnoException) => ({ ino: undefined, code: e.code ?? 'error' }),
+        );
+        if (p.ino === ROOT_INO) return;
+        last = `stat ${p.code || 'ok'} ino ${p.ino ?? '-'}`;
       } else {
         last = 'not in the mount table yet';
       }
@@ -255,6 +297,7 @@ export class MountSession {
       this.fs = undefined;
     }
     flush();
+    clearTimeout(this.checkpointsLater);
     this.vault?.close();
     this.vault = undefined;
     this.vops = undefined;

@@ -5,6 +5,7 @@ import { AvfsError } from '../protocol/errors';
 import { CATEGORIES, CATEGORY_DOCS, type EffectiveRule, type PolicyRulesReport, type RuleSet } from '../protocol/policy';
 import { builtinRuleSet, compileRules, describeMatch, parseRuleFile, ruleName, userRulesPath, VAULT_RULES_META_KEY } from '../policy/rules';
 import { effectiveRuleSets } from '../policy/sources';
+import { decideOnce } from '../policy/engine';
 import { checkVaultPath, normalizePath } from '../vfs/paths';
 import type { OpsContext, OpsTable } from './context';
 import { writing } from './vaultAccess';
@@ -59,8 +60,7 @@ export const policyOps = {
     const inVault = normalizePath(checkVaultPath(absolute('cwd', p.cwd)));
     const cwd = inVault === '/' ? mountpoint : posix.join(mountpoint, inVault);
     const { sets, vault } = ruleSets(ctx, p.vault);
-    const engine = await ctx.engine();
-    const decision = engine.decide(p.command, { mountpoint, cwd, home: homedir(), rules: sets });
+    const decision = await decideOnce(ctx.engine, p.command, { mountpoint, cwd, home: homedir(), rules: sets });
     return { ...decision, context: { mountpoint, cwd, vault, rule_files: sets.map((s) => s.origin) } };
   },
 

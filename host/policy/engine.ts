@@ -7,7 +7,7 @@ import { posix } from 'node:path';
 import { AvfsError } from '../protocol/errors';
 import { type Decision, PolicyCommand, type RuleSet } from '../protocol/policy';
 import { combine, decidePart } from './decide';
-import { loadBashParser } from './parse';
+import { type BashParser, loadBashParser } from './parse';
 import { compileRules, type CompiledPolicy } from './rules';
 import { ScriptWalker } from './script';
 
@@ -41,6 +41,35 @@ export interface EngineOptions {
   oneShot?: boolean;
 }
 
+/** Thrown by the parser of a first pass without one: the command has shell text to read. */
+class NeedsParser extends Error {}
+
+/** Stands in for the parser on a first pass: reading any shell text ends the pass. */
+const NO_PARSER: BashParser = {
+  parse() {
+    throw new NeedsParser('the command has shell text');
+  },
+};
+
+/** One decision: the walk of the command with `parser`, the findings judged by the rules. */
+function judge(parser: BashParser, policy: CompiledPolicy, cmd: PolicyCommand, ctx: PolicyContext): Decision {
+  const walker = new ScriptWalker(parser, {
+    mountpoint: posix.normalize(ctx.mountpoint),
+    cwd: posix.normalize(ctx.cwd),
+    ...(ctx.home ? { home: ctx.home } : {}),
+  });
+  const scope = walker.rootScope();
+  try {
+    if ('shell' in cmd) walker.walkText(cmd.shell, scope, 'command');
+    else walker.walkArgv(cmd.argv, scope);
+  } catch (e) {
+    if (e instanceof NeedsParser) throw e;
+    // Fail closed: whatever was judged so far stands, and the rest needs a person.
+    walker.unfinished('shell' in cmd ? cmd.shell : cmd.argv.join(' '), e);
+  }
+  return combine(walker.parts.map((p) => decidePart(p, policy)));
+}
+
 export async function createPolicyEngine(options: EngineOptions = {}): Promise<PolicyEngine> {
   const parser = await loadBashParser({ oneShot: options.oneShot === true });
   // Rule sets rarely change between calls: compile each array of sets once.
@@ -55,20 +84,25 @@ export async function createPolicyEngine(options: EngineOptions = {}): Promise<P
         policy = compileRules(ctx.rules);
         compiled.set(ctx.rules, policy);
       }
-      const walker = new ScriptWalker(parser, {
-        mountpoint: posix.normalize(ctx.mountpoint),
-        cwd: posix.normalize(ctx.cwd),
-        ...(ctx.home ? { home: ctx.home } : {}),
-      });
-      const scope = walker.rootScope();
-      try {
-        if ('shell' in cmd) walker.walkText(cmd.shell, scope, 'command');
-        else walker.walkArgv(cmd.argv, scope);
-      } catch (e) {
-        // Fail closed: whatever was judged so far stands, and the rest needs a person.
-        walker.unfinished('shell' in cmd ? cmd.shell : cmd.argv.join(' '), e);
-      }
-      return combine(walker.parts.map((p) => decidePart(p, policy)));
+      return judge(parser, policy, cmd, ctx);
     },
   };
+}
+
+/**
+ * One decision for a process that makes only this one (a CLI call), loading the shell parser
+ * only if the command needs it. The parser is ~40 ms of wasm to compile; an argv command whose
+ * words hold no shell text (`-- npm test`, not `-- bash -c "…"`) is judged word by word, and the
+ * walk with the parser would never call it: the same walk, so the same decision. The first
+ * pass stops at the first shell text it meets, and the command is judged again with the parser.
+ */
+export async function decideOnce(load: () => Promise<PolicyEngine>, command: PolicyCommand, ctx: PolicyContext): Promise<Decision> {
+  checkContext(ctx);
+  const cmd = PolicyCommand.parse(command);
+  try {
+    return judge(NO_PARSER, compileRules(ctx.rules), cmd, ctx);
+  } catch (e) {
+    if (!(e instanceof NeedsParser)) throw e;
+  }
+  return (await load()).decide(cmd, ctx);
 }

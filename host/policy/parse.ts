@@ -6,9 +6,6 @@ import { setFlagsFromString } from 'node:v8';
 import { AvfsError } from '../protocol/errors';
 import { BASH_WASM, locateWasm, RUNTIME_WASM } from './wasm';
 
-// The CJS build of web-tree-sitter: its ESM build needs import.meta.url, which a CJS bundle lacks.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const TreeSitter = require('web-tree-sitter') as typeof import('web-tree-sitter');
 
 export type SyntaxNode = import('web-tree-sitter').Node;
 
@@ -44,6 +41,10 @@ export function loadBashParser(options: ParserOptions = {}): Promise<BashParser>
 }
 
 async function load(): Promise<BashParser> {
+  // The CJS build of web-tree-sitter: its ESM build needs import.meta.url, which a CJS bundle
+  // lacks. Required here, not at the top: a call whose command needs no parser never loads it.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const TreeSitter = require('web-tree-sitter') as typeof import('web-tree-sitter');
   const runtime = locateWasm(RUNTIME_WASM);
   await TreeSitter.Parser.init({ locateFile: () => runtime });
   const bash = await TreeSitter.Language.load(locateWasm(BASH_WASM));

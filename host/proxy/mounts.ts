@@ -14,6 +14,7 @@ import { AvfsError } from '../protocol/errors';
 import { type MountRecord, MountRegistry, pidAlive } from '../fuse/registry';
 import { startMountServer, stopMount } from '../fuse/server';
 import type { AvfsHome } from '../store/home';
+import { fitsCall } from './mountFit';
 
 export interface MountLease {
   mountpoint: string;
@@ -39,8 +40,6 @@ export interface MountPlan {
 }
 
 let oneShot = 0;
-/** A one-shot mount's directory name: its run's own, never reused by another call (it goes away with the run). */
-const ONE_SHOT_RE = /\.exec-\d+-\d+$/;
 
 /**
  * Where an automatic mount of `vault` lives, under the avfs home: one directory per vault and
@@ -58,12 +57,10 @@ export function autoMountpoint(home: AvfsHome, vault: string, readonly: boolean,
  */
 export function findLiveMount(home: AvfsHome, vault: string, readonly: boolean, mountpoint?: string, allowOther = false): MountRecord | undefined {
   const reg = new MountRegistry(home);
-  const want = mountpoint === undefined ? undefined : resolve(mountpoint);
+  const want = { vault, readonly, allowOther, ...(mountpoint !== undefined ? { mountpoint } : {}) };
   return reg
     .records()
-    .filter((r) => r.vault === vault && r.readonly === readonly && r.state === 'mounted' && !ONE_SHOT_RE.test(r.mountpoint))
-    .filter((r) => !allowOther || r.allow_other === true)
-    .filter((r) => want === undefined || r.mountpoint === want)
+    .filter((r) => fitsCall(r, want))
     .find((r) => reg.isLive(r));
 }
 
@@ -168,7 +165,7 @@ export async function leaseMount(home: AvfsHome, plan: MountPlan, opts: { keep: 
 
   if (!req.keep && req.inProcess) {
     const { MountSession } = await import('../fuse/session');
-    const session = new MountSession({ home, vault: req.vault, mountpoint, readonly: req.readonly, allowOther: req.allowOther });
+    const session = new MountSession({ home, vault: req.vault, mountpoint, readonly: req.readonly, allowOther: req.allowOther, oneShot: true });
     return made(false, () => session.mount(), () => session.unmount());
   }
 

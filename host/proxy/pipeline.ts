@@ -28,7 +28,7 @@ import {
   type ExecutionEnvelope,
 } from '../protocol/exec';
 import type { Decision, PolicyCommand } from '../protocol/policy';
-import type { PolicyEngine } from '../policy/engine';
+import { decideOnce, type PolicyEngine } from '../policy/engine';
 import { effectiveRuleSets } from '../policy/sources';
 import type { AvfsHome } from '../store/home';
 import type { CheckpointRow, SaveOptions } from '../store/checkpoints';
@@ -40,6 +40,7 @@ import { type Approver, recordOf } from './approvals';
 import { type MountLease, leaseMount, planMount } from './mounts';
 import { childEnv } from './environment';
 import { pidAlive } from '../fuse/registry';
+import { prepareOutputPipes } from './pipes';
 import { runCommand, type RunOptions, type RunResult } from './runner';
 
 const TRANSITIONS: Record<ExecState, readonly ExecState[]> = {
@@ -99,6 +100,13 @@ export interface ExecDeps {
   onOutput?: (id: string, stream: 'stdout' | 'stderr', chunk: Buffer) => void;
   /** Where checkpoints and the change summary are made (default: this thread, on the run's connection). */
   store?: ExecStore;
+  /**
+   * The run's connection to its vault (default: opened for the run, closed after it). A mount
+   * server keeps one open between runs: it serves the vault anyway, and opening costs each run.
+   */
+  vaults?: { open(name: string): Vault; release(vault: Vault): void };
+  /** The environment the command inherits (default: this process's; a mount server is given its caller's). */
+  baseEnv?: NodeJS.ProcessEnv;
   /** What starts the command (default: this process; the host hands it to a small process of its own). */
   run?: (opts: RunOptions) => Promise<RunResult>;
 }
@@ -166,8 +174,10 @@ function dropStaleBaselines(vault: Vault): void {
 }
 
 export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<ExecutionEnvelope> {
+  const vaults = deps.vaults ?? { open: (name: string) => deps.home.open(name, { surface: 'exec' }), release: (v: Vault) => v.close() };
   const run = new ExecRun(typeof input.id === 'string' ? input.id : undefined, deps.onState);
-  const parsed = ExecRequest.safeParse(input);
+  // Without zod's compiled fast path: compiling it costs a one-shot call ~8 ms, more than it ever saves there.
+  const parsed = ExecRequest.safeParse(input, { jitless: true });
   const raw = (parsed.success ? parsed.data : input) as Partial<ExecRequest>;
   const command = parsed.success ? describeCommand(parsed.data.command) : { text: JSON.stringify(raw.command ?? null), mode: 'argv' as const, argv: [] };
   const timeoutMs = typeof raw.timeout_ms === 'number' ? raw.timeout_ms : 0;
@@ -201,7 +211,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
     const req = parsed.data;
     const vaultCwd = normalizePath(req.cwd);
     vaultName = deps.home.resolve(req.vault);
-    vault = deps.home.open(vaultName, { surface: 'exec' });
+    vault = vaults.open(vaultName);
     store = deps.store ?? storeOf(vault);
     const plan = planMount(deps.home, { vault: vaultName, readonly: req.readonly, allowOther: req.allow_other, keep: req.keep_mount, ...(req.mountpoint !== undefined ? { mountpoint: req.mountpoint } : {}) });
     plannedMountpoint = plan.mountpoint;
@@ -209,8 +219,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
 
     // ---- policy
     run.move('policy');
-    const engine = await deps.engine();
-    decision = engine.decide(judgedCommand(req.command, req.env), {
+    decision = await decideOnce(deps.engine, judgedCommand(req.command, req.env), {
       mountpoint: plan.mountpoint,
       cwd: hostCwd,
       home: homedir(),
@@ -253,6 +262,8 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
 
     // ---- mounting (with the baseline of the change summary when no checkpoint serves as one)
     run.move('mounting');
+    // The command starts in this process: its output pipes are made while the mount is.
+    if (!deps.run) prepareOutputPipes();
     dropStaleBaselines(vault);
     const vfs = new Vfs(vault);
     if (req.readonly) {
@@ -269,7 +280,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
     result = await (deps.run ?? runCommand)({
       argv: command.argv,
       cwd: hostCwd,
-      env: childEnv({ clean: req.clean_env, extra: req.env, vault: vaultName, mountpoint: lease.mountpoint, vaultCwd, hostCwd, execId: run.id }),
+      env: childEnv({ ...(deps.baseEnv ? { base: deps.baseEnv } : {}), clean: req.clean_env, extra: req.env, vault: vaultName, mountpoint: lease.mountpoint, vaultCwd, hostCwd, execId: run.id }),
       timeoutMs: req.timeout_ms,
       graceMs: req.grace_ms,
       maxOutputBytes: req.max_output_bytes,
@@ -312,7 +323,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
   } finally {
     if (lease) await lease.release().catch(() => undefined);
     if (baseline && store && vaultName) await store.deleteCheckpoint(vaultName, baseline.name).catch(() => undefined); // else dropped by a later run
-    vault?.close();
+    if (vault) vaults.release(vault);
   }
 
   async function askApproval(vname: string, vaultCwd: string, d: Decision): Promise<ApprovalRecord> {

@@ -5,9 +5,21 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 
+/** Whether any process (a zombie too) is in group `pgid`: one kill(2), where listing the group reads all of /proc. */
+function groupExists(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** Pids whose process group is `pgid` (zombies excluded: they are already dead). */
 export function groupMembers(pgid: number): number[] {
   const out: number[] = [];
+  // Most commands leave nothing behind: then there is no group to look for.
+  if (!groupExists(pgid)) return out;
   let names: string[];
   try {
     names = readdirSync('/proc');

@@ -11,7 +11,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import { type Captured, HeadTailCapture } from './capture';
-import { closeFds, inputFile, type OutputPipe, outputPipes } from './pipes';
+import { closeFds, inputFile, stdoutAndStderr } from './pipes';
 import { groupMembers, stopGroup } from './processGroup';
 
 export interface RunOptions {
@@ -54,7 +54,7 @@ export async function runCommand(opts: RunOptions): Promise<RunResult> {
   const err = new HeadTailCapture(opts.maxOutputBytes);
   const started = performance.now();
   const [sh, ...shArgs] = START_IN_DIR;
-  const [stdoutPipe, stderrPipe] = outputPipes(2) as [OutputPipe, OutputPipe];
+  const [stdoutPipe, stderrPipe] = await stdoutAndStderr();
   const stdinFd = opts.stdin !== undefined ? inputFile(opts.stdin) : undefined;
   const childFds = [stdoutPipe.childFd, stderrPipe.childFd, ...(stdinFd !== undefined ? [stdinFd] : [])];
   let child: ChildProcess;

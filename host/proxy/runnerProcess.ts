@@ -5,6 +5,7 @@
  * (the runner module and Node, nothing else) pays, on every command. Messages come and go over
  * the IPC channel; when the host goes away, the commands still running are stopped.
  */
+import { keepSparePipes } from './pipes';
 import { runCommand } from './runner';
 import type { RunnerReply, RunnerRequest } from './runnerClient';
 
@@ -34,4 +35,5 @@ process.on('disconnect', () => {
   leave.unref();
 });
 
+keepSparePipes();
 send({ type: 'ready' });

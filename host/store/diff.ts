@@ -3,7 +3,6 @@
  * added, deleted, modified or renamed, with sizes. Content is compared by chunk hashes, exactly;
  * a rename is an inode that left one path and appeared at another.
  */
-import { createTwoFilesPatch } from 'diff';
 import { TextDecoder } from 'node:util';
 import type { ChangeSummary } from '../protocol/changes';
 import type { FileType } from '../protocol/vault';
@@ -128,6 +127,9 @@ export function diffTrees(db: Db, chunks: ChunkStore, from: TreeRef, to: TreeRef
         patches.push(`Binary files ${pathA ? 'a' + pathA : '/dev/null'} and ${pathB ? 'b' + pathB : '/dev/null'} differ\n`);
         return;
       }
+      // Loaded when a patch is asked for: most summaries have none, and loading it costs every call.
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const { createTwoFilesPatch } = require('diff') as typeof import('diff');
       patches.push(createTwoFilesPatch(pathA ? 'a' + pathA : '/dev/null', pathB ? 'b' + pathB : '/dev/null', before, after, undefined, undefined, { context: 3 }));
     };
 

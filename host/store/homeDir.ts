@@ -11,3 +11,4 @@ export function defaultHome(): string {
 export interface HomeDir {
   readonly dir: string;
 }
+

@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
-import { Action, Decision } from '../../host/protocol/policy';
-import { createPolicyEngine, type PolicyEngine } from '../../host/policy/engine';
+import { Action, Decision, type PolicyCommand } from '../../host/protocol/policy';
+import { createPolicyEngine, decideOnce, type PolicyEngine } from '../../host/policy/engine';
 import { loadCorpus, MOUNT } from './corpusFile';
 
 /** The bypass families of issue 8; corpus notes start with the family's name. */
@@ -72,6 +72,45 @@ describe('policy in a one-shot process', () => {
     const child = spawnSync(process.execPath, ['--import', 'tsx', join(__dirname, '..', 'fixtures', 'policyDecisions.ts')], { encoding: 'utf8', maxBuffer: 64 << 20 });
     assert.equal(child.status, 0, child.stderr);
     assert.deepEqual(JSON.parse(child.stdout), here);
+  });
+});
+
+/**
+ * A one-shot decision (decideOnce) loads the shell parser only when the command holds shell text
+ * to read; either way it must decide exactly as the loaded engine does.
+ */
+describe('policy decided once, the parser loaded only when needed', () => {
+  const ctx = (cwd?: string) => ({ mountpoint: MOUNT, cwd: cwd ?? MOUNT, home: '/home/user', rules: [] });
+  let engine: PolicyEngine;
+  let loads = 0;
+  const load = async () => {
+    loads++;
+    return engine;
+  };
+  before(async () => {
+    engine = await createPolicyEngine();
+  });
+
+  it('decides the whole corpus, as shell text and as plain argv, exactly as the engine does', async () => {
+    for (const c of loadCorpus()) {
+      const forms: PolicyCommand[] = c.cmd !== undefined ? [{ shell: c.cmd }] : [{ argv: c.argv! }];
+      // A shell command of plain words is also judged as the argv a caller would pass with `--`.
+      if (c.cmd !== undefined && /^[\w@%+=:,./ -]+$/.test(c.cmd)) forms.push({ argv: c.cmd.split(/ +/).filter(Boolean) });
+      for (const cmd of forms) assert.deepEqual(await decideOnce(load, cmd, ctx(c.cwd)), engine.decide(cmd, ctx(c.cwd)), JSON.stringify(cmd));
+    }
+  });
+
+  it('an argv of plain words needs no parser; shell text, and a program given shell text, do', async () => {
+    const loaded = async (cmd: PolicyCommand) => {
+      loads = 0;
+      await decideOnce(load, cmd, ctx());
+      return loads > 0;
+    };
+    assert.equal(await loaded({ argv: ['npm', 'test'] }), false);
+    assert.equal(await loaded({ argv: ['rm', '-rf', '/'] }), false);
+    assert.equal(await loaded({ shell: 'npm test' }), true);
+    assert.equal(await loaded({ argv: ['bash', '-c', 'rm -rf ~'] }), true);
+    assert.equal((await decideOnce(load, { argv: ['bash', '-c', 'rm -rf ~'] }, ctx())).action, 'deny');
   });
 });
 

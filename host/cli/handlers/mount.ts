@@ -6,6 +6,8 @@ import { closeSync, writeSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { MountRecord } from '../../fuse/registry';
+import type { MountSession } from '../../fuse/session';
+import type { MountExecEndpoint } from '../../proxy/mountExec';
 import { AvfsError, toAvfsError } from '../../protocol/errors';
 import { type CliContext, parseCount, table } from '../context';
 
@@ -29,12 +31,17 @@ async function serve(ctx: CliContext, vault: string, mountpoint: string, opts: M
     ...(opts.cacheMs !== undefined ? { cacheSeconds: parseCount('--cache-ms', opts.cacheMs) / 1000 } : {}),
     log: (line) => process.stderr.write(line + '\n'),
   });
-  const rec = await session.mount();
+  let rec = await session.mount();
+  const endpoint = await openExecEndpoint(ctx, session);
+  if (endpoint) rec = session.announceExec(endpoint.socket);
   let stop!: () => void;
   const stopped = new Promise<void>((r) => (stop = r));
   const shutdown = (why: string) => {
     process.stderr.write(`${new Date().toISOString()} ${why}: unmounting\n`);
-    void session.unmount().finally(stop);
+    void (endpoint?.close() ?? Promise.resolve())
+      .catch(() => undefined)
+      .then(() => session.unmount())
+      .finally(stop);
   };
   for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(sig, () => shutdown(sig));
   // Someone ran `fusermount -u` on us: clean up and leave.
@@ -46,6 +53,23 @@ async function serve(ctx: CliContext, vault: string, mountpoint: string, opts: M
   onReady(rec);
   await stopped;
   clearInterval(watch);
+}
+
+/**
+ * The mount's exec endpoint: `avfs proxy exec` calls that find this mount hand their runs here
+ * (host/proxy/mountExec.ts). Without it (a socket that cannot be made) calls run in their own process.
+ */
+async function openExecEndpoint(ctx: CliContext, session: MountSession): Promise<(MountExecEndpoint & { socket: string }) | undefined> {
+  const socket = session.registry.execSocketOf(session.mountpoint);
+  try {
+    const { serveMountExec } = await import('../../proxy/mountExec');
+    const { execExitCode, humanReport } = await import('./proxy');
+    const ep = await serveMountExec({ home: await ctx.home(), vault: session.vaultName, socket, present: (env) => ({ exitCode: execExitCode(env), human: humanReport(env) }) });
+    return { ...ep, socket };
+  } catch (e) {
+    process.stderr.write(`${new Date().toISOString()} no exec endpoint at ${socket}: ${(e as Error).message}\n`);
+    return undefined;
+  }
 }
 
 async function foreground(ctx: CliContext, vault: string, mp: string, opts: MountOpts, cmd: Command): Promise<void> {

@@ -3,27 +3,10 @@ import type { Command } from 'commander';
 import { AvfsError } from '../../protocol/errors';
 import { randomUUID } from 'node:crypto';
 import { type ApprovalRequest, EXEC_EXIT, type ExecRequestInput, type ExecutionEnvelope } from '../../protocol/exec';
-import { APPROVAL_REQUEST } from '../../protocol/host';
 import { noApprover, terminalApprover } from '../../proxy/approvals';
-import { type CliContext, NO_HOST_ENV, parseCount } from '../context';
+import { type CliContext, NO_HOST_ENV } from '../context';
+import { type ExecOptions, execRequestOf, promptOf, readAll } from '../execRequest';
 import { renderSummary } from './checkpoint';
-
-interface ExecOptions {
-  shell?: string;
-  cwd: string;
-  readonly?: boolean;
-  keepMount?: boolean;
-  mountpoint?: string;
-  allowOther?: boolean;
-  timeout: string;
-  grace: string;
-  checkpoint: 'auto' | 'always' | 'never';
-  env: string[];
-  cleanEnv?: boolean;
-  stdin?: boolean;
-  maxOutput?: string;
-  prompt: boolean;
-}
 
 /** The exit code of a run: the command's own when it ran to the end, else the documented one. */
 export function execExitCode(env: ExecutionEnvelope): number {
@@ -33,24 +16,8 @@ export function execExitCode(env: ExecutionEnvelope): number {
   return EXEC_EXIT.failed;
 }
 
-function parseEnv(pairs: string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const p of pairs) {
-    const eq = p.indexOf('=');
-    if (eq <= 0) throw new AvfsError('InvalidInput', `--env takes NAME=VALUE, got ${JSON.stringify(p)}`, { field: 'env', value: p });
-    out[p.slice(0, eq)] = p.slice(eq + 1);
-  }
-  return out;
-}
-
-async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
-  const parts: Buffer[] = [];
-  for await (const c of stream) parts.push(c as Buffer);
-  return Buffer.concat(parts).toString('utf8');
-}
-
 /** One line for a person, after the command's own output. */
-function humanReport(env: ExecutionEnvelope): string {
+export function humanReport(env: ExecutionEnvelope): string {
   const r = env.result;
   const lines: string[] = [];
   const what =
@@ -80,7 +47,11 @@ async function viaHost(
   opts: { interactive: boolean; signal: AbortSignal; show?: (stream: 'stdout' | 'stderr', text: string) => void },
 ): Promise<ExecutionEnvelope | undefined> {
   if (process.env[NO_HOST_ENV] === '1') return undefined;
+  // Looking costs a small file read; the host's client and protocol load only when one runs.
+  const { readHost } = await import('../../daemon/lock');
+  if (!readHost(ctx.homeDir)) return undefined;
   const { connectHost } = await import('../../daemon/client');
+  const { APPROVAL_REQUEST } = await import('../../protocol/host');
   const id = randomUUID();
   const prompt = opts.interactive ? terminalApprover({ input: process.stdin, output: process.stderr }) : undefined;
   const host = await connectHost(ctx.homeDir, {
@@ -118,30 +89,11 @@ async function viaHost(
 export const proxyHandlers = {
   'proxy.exec': async (ctx: CliContext, argv: string[], opts: ExecOptions, cmd: Command) => {
     const json = !!ctx.globals(cmd).json;
-    if ((opts.shell === undefined) === (argv.length === 0)) {
-      throw new AvfsError('InvalidInput', 'give exactly one of --shell "STRING" or -- ARGV...', { field: 'shell' });
-    }
-    const vault = ctx.globals(cmd).vault;
-    const request: ExecRequestInput = {
-      ...(vault !== undefined ? { vault } : {}),
-      command: opts.shell !== undefined ? { shell: opts.shell } : { argv },
-      cwd: opts.cwd,
-      readonly: !!opts.readonly,
-      keep_mount: !!opts.keepMount,
-      ...(opts.mountpoint !== undefined ? { mountpoint: opts.mountpoint } : {}),
-      allow_other: !!opts.allowOther,
-      timeout_ms: parseCount('--timeout', opts.timeout),
-      grace_ms: parseCount('--grace', opts.grace),
-      checkpoint: opts.checkpoint,
-      env: parseEnv(opts.env),
-      clean_env: !!opts.cleanEnv,
-      ...(opts.maxOutput !== undefined ? { max_output_bytes: parseCount('--max-output', opts.maxOutput) } : {}),
-      ...(opts.stdin ? { stdin: await readAll(process.stdin) } : {}),
-    };
-    const interactive = opts.prompt && !opts.stdin && !!process.stdin.isTTY && !!process.stderr.isTTY;
-    const approver = interactive
-      ? terminalApprover({ input: process.stdin, output: process.stderr })
-      : noApprover(opts.prompt ? 'no terminal to ask on' : '--no-prompt');
+    const invalid = (message: string, details: Record<string, unknown>) => new AvfsError('InvalidInput', message, details);
+    const request: ExecRequestInput = execRequestOf(argv, opts, ctx.globals(cmd).vault, invalid);
+    if (opts.stdin) request.stdin = await readAll(process.stdin);
+    const { interactive, why } = await promptOf(opts);
+    const approver = interactive ? terminalApprover({ input: process.stdin, output: process.stderr }) : noApprover(why);
     const cancel = new AbortController();
     const onSignal = () => cancel.abort();
     for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(s, onSignal);

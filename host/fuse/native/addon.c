@@ -1,6 +1,7 @@
 /*
  * The module JS loads: `mount(mountpoint, options, implemented, dispatch)` mounts and starts the
- * loop thread, and returns the mount's handle, `{ reply(seq, result, ...values), unmount() }`.
+ * loop thread, and returns the mount's handle, `{ reply(seq, result, ...values), unmount() }`;
+ * `pipe()` makes a pipe for a proxied command's output (host/proxy/pipes.ts).
  * `ops` lists the operation names in the order of the op codes dispatch receives; the code
  * `ops.length` means "the loop has ended" (its first argument is the errno it ended with, or 0).
  *
@@ -210,6 +211,24 @@ static napi_value js_mount(napi_env env, napi_callback_info info) {
   return handle;
 }
 
+/* pipe(): [readFd, writeFd], both close-on-exec. A command's stdout and stderr are real pipes
+   (so /dev/stdout reopens), which Node cannot make itself (its child pipes are socket pairs). */
+static napi_value js_pipe(napi_env env, napi_callback_info info) {
+  (void)info;
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    napi_throw_error(env, NULL, strerror(errno));
+    return NULL;
+  }
+  napi_value arr, fd;
+  napi_create_array_with_length(env, 2, &arr);
+  for (uint32_t i = 0; i < 2; i++) {
+    napi_create_int32(env, fds[i], &fd);
+    napi_set_element(env, arr, i, fd);
+  }
+  return arr;
+}
+
 static napi_value init(napi_env env, napi_value exports) {
   napi_value ops, fn;
   napi_create_array_with_length(env, OP_COUNT, &ops);
@@ -221,6 +240,8 @@ static napi_value init(napi_env env, napi_value exports) {
   napi_set_named_property(env, exports, "ops", ops);
   napi_create_function(env, "mount", NAPI_AUTO_LENGTH, js_mount, NULL, &fn);
   napi_set_named_property(env, exports, "mount", fn);
+  napi_create_function(env, "pipe", NAPI_AUTO_LENGTH, js_pipe, NULL, &fn);
+  napi_set_named_property(env, exports, "pipe", fn);
   return exports;
 }
 

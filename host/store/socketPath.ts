@@ -1,0 +1,16 @@
+/** Paths of the Unix sockets avfs listens on (the host's, mount servers' exec endpoints). */
+import { createHash } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+
+/** Unix socket paths are limited to 107 bytes. */
+const SOCKET_PATH_MAX = 107;
+
+/** `preferred` when it fits a Unix socket's path; else a short path in a private runtime directory, named after `key`. */
+export function unixSocketPath(preferred: string, key: string): string {
+  if (Buffer.byteLength(preferred) <= SOCKET_PATH_MAX) return preferred;
+  const dir = join(tmpdir(), `avfs-${userInfo().uid}`);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  return join(dir, createHash('sha256').update(key).digest('hex').slice(0, 16) + '.sock');
+}
