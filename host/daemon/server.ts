@@ -7,7 +7,7 @@
  * commands that need them and the clients that can answer.
  */
 import { randomUUID } from 'node:crypto';
-import { chmodSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import {
   type CancellationToken,
@@ -37,6 +37,7 @@ import { ChangeWatcher } from './events';
 import { ExecHistory } from './execHistory';
 import { FrameError, FrameGuard, FrameWriter } from './frames';
 import { claimHome, socketPath } from './lock';
+import { listenOwnerOnly } from '../store/socketPath';
 import { rpcError } from './rpcErrors';
 import type { OpName } from '../ops/context';
 import type { Surface } from '../store/journal';
@@ -109,18 +110,8 @@ export class VaultHost {
     try {
       // The operation threads and the command runner start with the host: the first call finds them ready.
       await Promise.all([this.pool.start(), this.runner.start()]);
-      rmSync(this.socket, { force: true });
       this.server = createServer((s) => this.accept(s, s, s, 'socket'));
-      await new Promise<void>((res, rej) => {
-        this.server!.once('error', rej);
-        // Owner-only from the first moment: nothing else may connect while the mode is changed.
-        const old = process.umask(0o177);
-        this.server!.listen(this.socket, () => {
-          process.umask(old);
-          res();
-        });
-      });
-      chmodSync(this.socket, 0o600);
+      await listenOwnerOnly(this.server, this.socket);
       this.watcher = new ChangeWatcher(this.opts.home, (n) => this.notify('vault/changed', n), (m) => this.log('warn', m));
       this.watcher.start();
       if (this.opts.stdio) {

@@ -16,6 +16,7 @@ import { MountExecFollowUp, type MountExecReply, MountExecRun } from '../protoco
 import type { PolicyEngine } from '../policy/engine';
 import type { AvfsHome } from '../store/home';
 import type { Vault } from '../store/vault';
+import { listenOwnerOnly } from '../store/socketPath';
 import { VERSION } from '../version';
 import { type Approver, type ApprovalOutcome, DEFAULT_APPROVAL_TIMEOUT_MS, noApprover } from './approvals';
 import { runExec } from './pipeline';
@@ -130,12 +131,9 @@ export async function serveMountExec(opts: MountExecOptions): Promise<MountExecE
     };
   };
 
-  rmSync(opts.socket, { force: true }); // left by a server of this mountpoint that was killed
   const server: Server = createServer(serveOne);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.socket, () => resolve());
-  });
+  // Owner-only: whoever connects runs commands in this vault with the environment they send.
+  await listenOwnerOnly(server, opts.socket);
   server.unref();
   // Warmed soon, so the first run handed here costs what the next ones do; not at once: the call
   // that started this server is about to run its command in the mount, and loading the engine

@@ -1,6 +1,7 @@
 /** Paths of the Unix sockets avfs listens on (the host's, mount servers' exec endpoints). */
 import { createHash } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync, rmSync } from 'node:fs';
+import type { Server } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 
@@ -13,4 +14,22 @@ export function unixSocketPath(preferred: string, key: string): string {
   const dir = join(tmpdir(), `avfs-${userInfo().uid}`);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   return join(dir, createHash('sha256').update(key).digest('hex').slice(0, 16) + '.sock');
+}
+
+/**
+ * Listens on a Unix socket only its owner may connect to, from the first moment (the umask holds
+ * while the socket file is made; the mode is then set for good). A socket left by a killed server
+ * at that path is replaced.
+ */
+export async function listenOwnerOnly(server: Server, path: string): Promise<void> {
+  rmSync(path, { force: true });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    const old = process.umask(0o177);
+    server.listen(path, () => {
+      process.umask(old);
+      resolve();
+    });
+  });
+  chmodSync(path, 0o600);
 }

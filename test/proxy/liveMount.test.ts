@@ -6,10 +6,12 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { EXEC_EXIT, ExecutionEnvelope } from '../../host/protocol/exec';
+import { MountRegistry } from '../../host/fuse/registry';
 import { groupMembers } from '../../host/proxy/processGroup';
+import { AvfsHome } from '../../host/store/home';
 import { CLI, runCli, runJson, tempDir } from '../helpers';
 import { sh, waitFor } from '../fuse/helpers';
 
@@ -60,9 +62,13 @@ describe('avfs proxy exec with a live mount: run by the mount server', () => {
     assert.equal((await json(['vault', 'create', 'live'])).code, 0);
     const made = await exec(['--keep-mount', '--', 'true']);
     assert.equal(made.env.result.state, 'completed', made.env.result.stderr);
-    const list = (await json(['mounts'])).json.mounts as Array<{ vault: string; pid: number }>;
-    server = list.find((m) => m.vault === 'live')!.pid;
+    const list = (await json(['mounts'])).json.mounts as Array<{ vault: string; pid: number; mountpoint: string }>;
+    const live = list.find((m) => m.vault === 'live')!;
+    server = live.pid;
     assert.ok(server > 0);
+    // Whoever connects runs commands in the vault: only its owner may.
+    const socket = new MountRegistry(new AvfsHome(home)).execSocketOf(live.mountpoint);
+    assert.equal(statSync(socket).mode & 0o777, 0o600);
   });
   after(async () => {
     await sh('bash', ['-c', `for m in $(grep -o "${home}/[^ ]*" /proc/self/mounts); do fusermount -uz "$m"; done`]);
