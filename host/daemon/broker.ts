@@ -51,6 +51,9 @@ export class ApprovalBroker implements Approver {
     if (this.opts.peers(req).length === 0) {
       return Promise.resolve({ kind: 'no_approver', why: 'no approver is connected to the host (open VS Code with the avfs extension, or answer with `avfs approve`)' });
     }
+    // One question per id: a second one would take over the first one's answers (the host refuses a
+    // run id in use; this holds for any other caller too).
+    if (this.pending.has(req.id)) return Promise.resolve({ kind: 'no_approver', why: `another approval request with the id ${req.id} is waiting` });
     const started = Date.now();
     return new Promise<ApprovalOutcome>((resolve) => {
       const questions = new AbortController();

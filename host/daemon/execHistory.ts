@@ -71,6 +71,7 @@ export class ExecHistory {
   }
 
   finished(id: string, envelope: ExecutionEnvelope): void {
+    const kept = this.bounded(envelope);
     const run = this.live.get(id);
     this.live.delete(id);
     this.done.push({
@@ -80,13 +81,36 @@ export class ExecHistory {
       surface: run?.surface ?? 'unknown',
       started_at: run?.started_at ?? new Date(Date.now() - envelope.result.total_ms).toISOString(),
       state: envelope.result.state,
-      // The envelope holds the final output (bounded by its own limit): not kept twice.
+      // The envelope holds the final output: not kept twice.
       stdout: '',
       stderr: '',
-      output_truncated: false,
-      envelope,
+      output_truncated: kept.truncated,
+      envelope: kept.envelope,
     });
     if (this.done.length > this.keep) this.done.splice(0, this.done.length - this.keep);
+  }
+
+  /**
+   * The envelope as remembered: each stream's output cut to the budget of a live run (its head and
+   * its latest part), so the history's size is bounded by its number of runs whatever a caller's
+   * --max-output (the caller itself got the whole envelope).
+   */
+  private bounded(envelope: ExecutionEnvelope): { envelope: ExecutionEnvelope; truncated: boolean } {
+    const { stdout, stderr } = envelope.result;
+    if (stdout.length <= this.outputChars && stderr.length <= this.outputChars) return { envelope, truncated: false };
+    const cut = (text: string) => {
+      const t = new Tail(this.outputChars);
+      t.add(text);
+      return t.text();
+    };
+    const result = {
+      ...envelope.result,
+      stdout: cut(stdout),
+      stderr: cut(stderr),
+      stdout_truncated: envelope.result.stdout_truncated || stdout.length > this.outputChars,
+      stderr_truncated: envelope.result.stderr_truncated || stderr.length > this.outputChars,
+    };
+    return { envelope: { ...envelope, result }, truncated: true };
   }
 
   /**

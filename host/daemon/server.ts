@@ -19,7 +19,7 @@ import {
   StreamMessageReader,
 } from 'vscode-jsonrpc/node';
 import type { z } from 'zod';
-import { toAvfsError } from '../protocol/errors';
+import { AvfsError, toAvfsError } from '../protocol/errors';
 import type { ApprovalRequest, ExecutionEnvelope } from '../protocol/exec';
 import { ExecRequest } from '../protocol/exec';
 import { APPROVAL_REQUEST, ApprovalReply, HOST_METHODS, type HostMethodName, type NotificationName, NOTIFICATIONS } from '../protocol/host';
@@ -247,6 +247,8 @@ export class VaultHost {
 
   private async exec(client: Client, req: z.output<typeof ExecRequest>, token: CancellationToken): Promise<ExecutionEnvelope> {
     const id = req.id ?? randomUUID();
+    // A run's id names its notifications, its approval request and its place in exec/list: one run each.
+    if (this.runs.has(id) || this.history.get(id)) throw new AvfsError('InvalidInput', `a run with the id ${id} exists already: give each run its own id (or none)`, { id });
     const cancel = new AbortController();
     const cancelled = token.onCancellationRequested(() => cancel.abort());
     this.runs.set(id, { client: client.id, cancel });
@@ -280,6 +282,11 @@ export class VaultHost {
       this.history.finished(id, envelope);
       this.notify('exec/finished', { id, envelope });
       return envelope;
+    } catch (e) {
+      // The pipeline answers every outcome with an envelope; this is a fault of the host. Clients
+      // following the run are told it ended, so no window shows it running for ever.
+      this.notify('exec/state', { id, state: 'failed' });
+      throw e;
     } finally {
       this.history.forget(id);
       cancelled.dispose();

@@ -15,6 +15,8 @@ export const DEFAULT_TIMEOUT_MS = 300_000;
 export const DEFAULT_GRACE_MS = 2_000;
 /** Bytes of each output stream kept in the envelope: the first half and the last half. */
 export const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
+/** The most a caller may ask to keep per stream: the envelope is one JSON document, sent to every client following the run. */
+export const MAX_OUTPUT_BYTES_LIMIT = 16 * 1024 * 1024;
 
 /** Exit codes of `avfs proxy exec` when the command itself did not decide one (as `timeout` and `docker run` use them). */
 export const EXEC_EXIT = {
@@ -57,7 +59,11 @@ export const ExecRequest = z.strictObject({
   id: z.string().uuid().optional().describe('the caller may name the run, to follow its exec/* notifications'),
   vault: z.string().optional().describe('the vault (default: the current one)'),
   command: z.union([z.strictObject({ shell: z.string().min(1) }), z.strictObject({ argv: z.array(z.string()).min(1) })]),
-  cwd: z.string().default('/').describe('absolute path inside the vault; created if missing'),
+  cwd: z
+    .string()
+    .refine((p) => !/[\x00-\x1f\x7f]/.test(p), 'a working directory holds no control characters')
+    .default('/')
+    .describe('absolute path inside the vault; created if missing'),
   readonly: z.boolean().default(false),
   keep_mount: z.boolean().default(false).describe('leave the mount up for the next call (and reuse one that is up)'),
   mountpoint: z.string().optional().describe('where to mount (default: under the avfs home)'),
@@ -68,7 +74,7 @@ export const ExecRequest = z.strictObject({
   env: z.record(EnvName, z.string()).default({}),
   clean_env: z.boolean().default(false).describe('pass only a minimal environment (see docs/exec.md)'),
   stdin: z.string().optional().describe('bytes fed to the command (default: none, /dev/null)'),
-  max_output_bytes: z.number().int().min(1024).default(DEFAULT_MAX_OUTPUT_BYTES),
+  max_output_bytes: z.number().int().min(1024).max(MAX_OUTPUT_BYTES_LIMIT).default(DEFAULT_MAX_OUTPUT_BYTES),
 });
 export type ExecRequestInput = z.input<typeof ExecRequest>;
 export type ExecRequest = z.output<typeof ExecRequest>;

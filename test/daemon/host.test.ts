@@ -3,6 +3,7 @@
  * calls routed through it, real approvers answering over JSON-RPC, real mounts.
  */
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -225,6 +226,18 @@ describe('avfs host', () => {
     assert.equal(runs[0]!.state, 'completed');
     assert.equal(runs[0]!.envelope?.result.stdout, 'first\nsecond\n');
     await assert.rejects(late.callHost('exec/list', { limit: 0 }), /limit|InvalidInput|too small/i);
+  });
+
+  test('a run id names one run: a second exec/run with an id in use (running or remembered) is refused and runs nothing', async () => {
+    const c = await connectClient({ name: 'ids' });
+    const id = randomUUID();
+    const first = c.call('exec/run', { id, vault: 'main', command: { argv: ['sh', '-c', 'sleep 1; echo first'] } });
+    await waitFor(async () => (await c.callHost('exec/list', {})).runs.some((r) => r.id === id), 10_000);
+    await assert.rejects(c.call('exec/run', { id, vault: 'main', command: { argv: ['sh', '-c', 'echo second > second.txt'] } }), /InvalidInput|exists already/);
+    assert.equal((await first).result.stdout, 'first\n');
+    await assert.rejects(c.call('exec/run', { id, vault: 'main', command: { argv: ['sh', '-c', 'echo third > second.txt'] } }), /exists already/);
+    await assert.rejects(c.call('fs/stat', { vault: 'main', path: '/second.txt' }), /no such file|NotFound/i);
+    c.close();
   });
 
   test('cancelling an exec/run request stops the command like a timeout, and answers with the cancelled envelope', async () => {

@@ -304,6 +304,14 @@ describe('avfs proxy exec', () => {
     assert.deepEqual([noVault.code, noVault.env.result.state, noVault.env.result.error?.error], [EXEC_EXIT.failed, 'failed', 'VaultNotFound']);
     const badCwd = await exec('base', ['--cwd', 'relative', '--', 'ls']);
     assert.deepEqual([badCwd.env.result.state, badCwd.env.result.error?.error], ['failed', 'InvalidPath']);
+    // Control characters in a working directory (it is shown to approvers) and an output budget past the limit.
+    for (const cwd of ['/a\nb', '/tab\there', '/esc\x1b[31m']) {
+      const ctl = await exec('base', ['--cwd', cwd, '--', 'ls']);
+      assert.deepEqual([ctl.code, ctl.env.result.state, ctl.env.result.error?.error], [EXEC_EXIT.failed, 'failed', 'InvalidInput'], cwd);
+    }
+    const huge = await exec('base', ['--max-output', String(64 * 1024 * 1024), '--', 'ls']);
+    assert.deepEqual([huge.env.result.state, huge.env.result.error?.error], ['failed', 'InvalidInput']);
+    assert.match(huge.env.result.error!.message, /max_output_bytes/);
     const fileCwd = await exec('base', ['--cwd', '/README.md', '--', 'ls']);
     assert.deepEqual([fileCwd.env.result.state, fileCwd.env.result.error?.error], ['failed', 'NotADirectory']);
     // A mountpoint that cannot take a mount: failed while mounting, with the reason.
