@@ -99,10 +99,40 @@ export async function createPolicyEngine(options: EngineOptions = {}): Promise<P
 export async function decideOnce(load: () => Promise<PolicyEngine>, command: PolicyCommand, ctx: PolicyContext): Promise<Decision> {
   checkContext(ctx);
   const cmd = PolicyCommand.parse(command);
+  const plain = 'shell' in cmd ? plainArgv(cmd.shell) : undefined;
   try {
-    return judge(NO_PARSER, compileRules(ctx.rules), cmd, ctx);
+    return judge(NO_PARSER, compileRules(ctx.rules), plain ? { argv: plain } : cmd, ctx);
   } catch (e) {
     if (!(e instanceof NeedsParser)) throw e;
   }
   return (await load()).decide(cmd, ctx);
+}
+
+/**
+ * Bash's reserved words and builtins. As the first word of shell text they are more than a program
+ * name (they change the shell's state, or read what follows as shell text), so such text is read by
+ * the parser even when its words are plain.
+ */
+const SHELL_WORDS = new Set(
+  (
+    'if then else elif fi case esac for select while until do done in function time coproc ' +
+    ': . alias bg bind break builtin caller cd command compgen complete compopt continue declare dirs disown echo enable ' +
+    'eval exec exit export false fc fg getopts hash help history jobs kill let local logout mapfile popd printf pushd ' +
+    'pwd read readarray readonly return set shift shopt source suspend test times trap true type typeset ulimit umask ' +
+    'unalias unset wait'
+  ).split(' '),
+);
+
+/**
+ * The argv bash runs for shell text of plain words (letters, digits and `_@%+=:,./-`, single
+ * spaces; no quoting, expansion, redirection, operator, assignment, job spec or builtin first),
+ * which is judged like that argv: the same walk, so the same decision, without loading the parser
+ * (the corpus test holds every such line of the corpus to it). Anything else: undefined.
+ */
+export function plainArgv(text: string): string[] | undefined {
+  if (!/^[\w@%+=:,./ -]+$/.test(text)) return undefined;
+  const words = text.split(' ').filter((w) => w !== '');
+  const first = words[0];
+  if (first === undefined || first.includes('=') || first.startsWith('%') || SHELL_WORDS.has(first)) return undefined;
+  return words;
 }

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { Action, Decision, type PolicyCommand } from '../../host/protocol/policy';
-import { createPolicyEngine, decideOnce, type PolicyEngine } from '../../host/policy/engine';
+import { createPolicyEngine, decideOnce, plainArgv, type PolicyEngine } from '../../host/policy/engine';
 import { loadCorpus, MOUNT } from './corpusFile';
 
 /** The bypass families of issue 8; corpus notes start with the family's name. */
@@ -92,12 +92,20 @@ describe('policy decided once, the parser loaded only when needed', () => {
   });
 
   it('decides the whole corpus, as shell text and as plain argv, exactly as the engine does', async () => {
+    let plainLines = 0;
     for (const c of loadCorpus()) {
       const forms: PolicyCommand[] = c.cmd !== undefined ? [{ shell: c.cmd }] : [{ argv: c.argv! }];
       // A shell command of plain words is also judged as the argv a caller would pass with `--`.
       if (c.cmd !== undefined && /^[\w@%+=:,./ -]+$/.test(c.cmd)) forms.push({ argv: c.cmd.split(/ +/).filter(Boolean) });
       for (const cmd of forms) assert.deepEqual(await decideOnce(load, cmd, ctx(c.cwd)), engine.decide(cmd, ctx(c.cwd)), JSON.stringify(cmd));
+      // Shell text read as plain words (no parser) decides as the parser's reading does.
+      const plain = c.cmd !== undefined ? plainArgv(c.cmd) : undefined;
+      if (plain) {
+        plainLines++;
+        assert.deepEqual(engine.decide({ argv: plain }, ctx(c.cwd)), engine.decide({ shell: c.cmd! }, ctx(c.cwd)), c.cmd);
+      }
     }
+    assert.ok(plainLines >= 200, `${plainLines} plain lines checked`);
   });
 
   it('an argv of plain words needs no parser; shell text, and a program given shell text, do', async () => {
@@ -108,7 +116,13 @@ describe('policy decided once, the parser loaded only when needed', () => {
     };
     assert.equal(await loaded({ argv: ['npm', 'test'] }), false);
     assert.equal(await loaded({ argv: ['rm', '-rf', '/'] }), false);
-    assert.equal(await loaded({ shell: 'npm test' }), true);
+    // Shell text of plain words is that argv; anything the shell reads more into needs the parser.
+    assert.equal(await loaded({ shell: 'npm test' }), false);
+    assert.equal(await loaded({ shell: 'rm -rf /' }), false);
+    assert.equal((await decideOnce(load, { shell: 'rm -rf /' }, ctx())).action, 'deny');
+    for (const text of ['npm test | cat', 'A=1 ls', 'LD_PRELOAD=/tmp/x.so ls', 'export PATH', 'cd /etc', 'eval ls', 'exec rm -rf /', 'if true', 'rm -rf ~', 'rm -rf $HOME', "rm 'x'", 'ls *', '%1', 'ls\tx', 'ls\nrm -rf /']) {
+      assert.equal(await loaded({ shell: text }), true, text);
+    }
     assert.equal(await loaded({ argv: ['bash', '-c', 'rm -rf ~'] }), true);
     assert.equal((await decideOnce(load, { argv: ['bash', '-c', 'rm -rf ~'] }, ctx())).action, 'deny');
   });
