@@ -212,6 +212,7 @@ function outputPanel(d: RunDetail): HTMLElement {
 function changesPanel(d: RunDetail): HTMLElement {
   const box = el('div', { class: 'changes' });
   if (d.summary.running) return el('p', { class: 'muted' }, 'The changes are listed when the run ends.');
+  if (d.summary.state === 'lost') return el('p', { class: 'muted' }, 'The vault host stopped while this run was going: what it changed is unknown.');
   if (d.changes.length === 0) return el('p', { class: 'muted' }, 'This run changed no file.');
   box.append(el('p', { class: 'muted' }, d.checkpoint ? `Before this run (checkpoint ${d.checkpoint}) ↔ now:` : 'No checkpoint was taken before this run: files open as they are now.'));
   const files = diffs.get(d.summary.id);

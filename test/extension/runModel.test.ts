@@ -63,4 +63,17 @@ describe('the executions view model', () => {
     assert.equal(big.stdout.truncated, true);
     assert.equal(big.stdout.bytes, 8893);
   });
+
+  test('a run lost with its host is shown as lost, not running, and cannot be restored', () => {
+    const live: ExecRun = { id: 'r-lost', vault: 'v', command: 'sleep 60', surface: 'rpc', started_at: new Date().toISOString(), state: 'executing', stdout: 'so far\n', stderr: '', output_truncated: false, envelope: null };
+    assert.equal(runSummary(live).running, true, 'while its host lives it is going');
+    const s = runSummary(live, true);
+    assert.deepEqual([s.state, s.running, s.exit_code], ['lost', false, null]);
+    const d = runDetail(live, true);
+    assert.equal(d.summary.state, 'lost');
+    assert.equal(d.stdout.text, 'so far\n', 'what it printed is kept');
+    assert.deepEqual(d.states, ['executing', 'lost']);
+    assert.equal(d.restore.enabled, false);
+    assert.match(d.restore.reason, /vault host stopped while this run was going/);
+  });
 });
