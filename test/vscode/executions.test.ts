@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'mocha';
 import * as vscode from 'vscode';
-import { agentRun, answerNextModal, avfs, avfsJson, hostReady, newVault, tidyWindow, until } from './helpers';
+import { agentRun, answerNextModal, avfs, avfsJson, hostReady, newVault, readyState, tidyWindow, until } from './helpers';
 import { requireUi, ui } from './ui';
 
 /** Inside the executions webview. */
@@ -118,5 +118,29 @@ describe('Executions view', () => {
     assert.notEqual(restore.disabled, null, 'the button is disabled');
     assert.match(restore.title ?? '', /took no checkpoint \(the policy let it run without one \(allow\)\)/);
     assert.match(await ui('visible', inView({ css: '.restore-note' })), /--checkpoint always/);
+  });
+
+  it('a run that was going when the host crashed is shown as lost (not running… forever), with no Restore', async function () {
+    requireUi(this);
+    const api = await hostReady();
+    const vault = await newVault(api, 'runs');
+    await api.executions.reveal();
+    // Bounded (10 s at most): whatever the crash leaves of it ends by itself.
+    const command = `echo going-${Date.now()}; for i in $(seq 1 100); do [ -e go ] && break; sleep 0.1; done`;
+    const run = agentRun(vault, command).catch(() => undefined);
+    await until('the run listed as running', () => api.executions.list().some((r) => r.command === command && r.running));
+    const pid = readyState(api).pid;
+    process.kill(pid, 'SIGKILL');
+    await until('a new host', () => api.host.state.name === 'ready' && readyState(api).pid !== pid, 30_000);
+    await until('the run shown as lost', () => api.executions.list().find((r) => r.command === command)?.state === 'lost');
+    assert.equal(api.executions.list().find((r) => r.command === command)?.running, false);
+    await run;
+    await selectRun(command);
+    const id = api.executions.list().find((r) => r.command === command)!.id;
+    const cells = await ui('texts', inView({ css: `tr.run[data-run="${id}"] td` }));
+    assert.equal(cells[3], 'lost');
+    const restore = await ui('attributes', inView({ role: 'button', name: 'Restore to before this run', names: ['disabled', 'title'] }));
+    assert.notEqual(restore.disabled, null, 'the button is disabled');
+    assert.match(restore.title ?? '', /vault host stopped while this run was going/);
   });
 });
