@@ -16,7 +16,7 @@ import type { Ctx } from '../ctx';
 import { changeResources, inlineDiffs, openFileDiff } from '../diffs';
 import { errorMessage } from '../errors';
 import { confirmAndRestore } from '../restore';
-import { runDetail, runSummary } from './runModel';
+import { isChangedPath, runDetail, runSummary } from './runModel';
 import { shownCommand } from '../approvals/model';
 
 export const EXECUTIONS_VIEW = 'avfs.executions';
@@ -38,6 +38,8 @@ export class ExecutionsView implements vscode.WebviewViewProvider, vscode.Dispos
   /** The detail last sent to the page (as JSON), so an unchanged one is not sent again. */
   private lastDetail: string | undefined;
   private readonly disposables: vscode.Disposable[] = [];
+  /** The listeners of the view now resolved: disposed with it (VS Code resolves a new one each time it is shown again). */
+  private viewDisposables: vscode.Disposable[] = [];
   private readonly emitter = new vscode.EventEmitter<void>();
   /** The runs changed (tests wait on it). */
   readonly onDidChange = this.emitter.event;
@@ -86,9 +88,23 @@ export class ExecutionsView implements vscode.WebviewViewProvider, vscode.Dispos
     view.webview.options = { enableScripts: true, localResourceRoots: [dist] };
     view.webview.html = html(view.webview, vscode.Uri.joinPath(dist, 'webview.js'));
     this.diffsSent.clear();
-    view.webview.onDidReceiveMessage((raw: unknown) => void this.onMessage(raw), undefined, this.disposables);
-    view.onDidDispose(() => (this.view = undefined), undefined, this.disposables);
-    view.onDidChangeVisibility(() => view.visible && this.diffsSent.clear(), undefined, this.disposables);
+    this.disposeView();
+    const own = this.viewDisposables;
+    view.webview.onDidReceiveMessage((raw: unknown) => void this.onMessage(raw), undefined, own);
+    view.onDidChangeVisibility(() => view.visible && this.diffsSent.clear(), undefined, own);
+    view.onDidDispose(
+      () => {
+        if (this.view === view) this.view = undefined;
+        for (const d of own.splice(0)) d.dispose();
+      },
+      undefined,
+      own,
+    );
+  }
+
+  private disposeView(): void {
+    for (const d of this.viewDisposables.splice(0)) d.dispose();
+    this.viewDisposables = [];
   }
 
   private async loadFromHost(): Promise<void> {
@@ -230,6 +246,11 @@ export class ExecutionsView implements vscode.WebviewViewProvider, vscode.Dispos
 
   private async openDiff(id: string, path: string): Promise<void> {
     const r = this.finished(id).result;
+    // The webview is a separate program: it may only open what this run changed.
+    if (!isChangedPath(this.runs.get(id), path)) {
+      this.ctx.log.warn(`Executions view: Open Diff of ${JSON.stringify(path)}, which run ${id} did not change: ignored`);
+      return;
+    }
     if (!r.vault) return;
     if (!r.checkpoint || !r.changes) {
       await vscode.commands.executeCommand('vscode.open', vscode.Uri.from({ scheme: 'avfs', authority: r.vault, path }));
@@ -269,6 +290,7 @@ export class ExecutionsView implements vscode.WebviewViewProvider, vscode.Dispos
 
   dispose(): void {
     clearTimeout(this.pushTimer);
+    this.disposeView();
     for (const d of this.disposables.splice(0)) d.dispose();
   }
 }
@@ -293,7 +315,7 @@ function html(webview: vscode.Webview, script: vscode.Uri): string {
 <title>AVFS Executions</title>
 </head>
 <body>
-<main id="avfs-executions" data-nonce="${nonce}"></main>
+<main id="avfs-executions"></main>
 <script nonce="${nonce}">window.litNonce = ${JSON.stringify(nonce)};</script>
 <script nonce="${nonce}" src="${webview.asWebviewUri(script).toString()}"></script>
 </body>

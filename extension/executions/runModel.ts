@@ -43,6 +43,16 @@ export function changedFiles(changes: ChangeSummary | null): ChangedFile[] {
 }
 
 /**
+ * Whether `path` is one of the files a finished run changed: the only paths the webview's Open Diff
+ * may open (a message naming any other opens nothing).
+ */
+export function isChangedPath(run: ExecRun | undefined, path: string): boolean {
+  const r = run?.envelope?.result;
+  if (!r) return false;
+  return r.changed_files.includes(path) || changedFiles(r.changes).some((f) => f.path === path);
+}
+
+/**
  * Whether "Restore to before this run" can work. It restores the checkpoint the run took before
  * the command ran; a run without one (the policy said `allow`, or `--checkpoint never`) has no
  * saved "before": the action is disabled and says so, rather than restoring something else.

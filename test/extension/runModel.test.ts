@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ExecutionEnvelope } from '../../host/protocol/exec';
 import type { ExecRun } from '../../host/protocol/host';
-import { runDetail, runSummary } from '../../extension/executions/runModel';
+import { isChangedPath, runDetail, runSummary } from '../../extension/executions/runModel';
 import { runCli, runJson, tempDir } from '../helpers';
 
 describe('the executions view model', () => {
@@ -75,5 +75,12 @@ describe('the executions view model', () => {
     assert.deepEqual(d.states, ['executing', 'lost']);
     assert.equal(d.restore.enabled, false);
     assert.match(d.restore.reason, /vault host stopped while this run was going/);
+  });
+
+  test('Open Diff opens only a file the run changed', async () => {
+    const run = await exec('--shell', 'echo a > one.txt && mv one.txt two.txt && echo b > three.txt');
+    for (const p of ['/two.txt', '/three.txt']) assert.equal(isChangedPath(run, p), true, p);
+    for (const p of ['/app.py', '/etc/passwd', '../two.txt', '']) assert.equal(isChangedPath(run, p), false, p);
+    assert.equal(isChangedPath(undefined, '/two.txt'), false);
   });
 });
