@@ -53,8 +53,12 @@ test('npm start prints an address that shows the vault tree of the demo; its age
     if (await review.isVisible()) {
       await review.click();
       const dialog = page.locator('.monaco-dialog-box');
-      await dialog.getByText("s.getsockname()[1])'").waitFor();
-      await dialog.getByRole('button', { name: 'Approve Once', exact: true }).click();
+      const approveAll = dialog.getByRole('button', { name: 'Approve Once', exact: true });
+      await approveAll.waitFor();
+      const shown = (await dialog.first().evaluate((e) => e.closest('.monaco-dialog-modal-block')?.textContent ?? e.textContent)) ?? '';
+      // All of it, to its end (brackets from an agent are shown as look-alikes: never a link).
+      assert.ok(shown.includes('s.getsockname()［1］)\''), `the dialog shows the whole command: ${shown}`);
+      await approveAll.click();
     } else {
       await approve.click();
     }
@@ -62,11 +66,15 @@ test('npm start prints an address that shows the vault tree of the demo; its age
     await waitForLine(() => output, /\[agent\] done:/);
     // The runs are in the Executions view (the AVFS tab of the panel): every command the agent ran.
     await page.locator('#workbench\\.parts\\.panel').getByRole('tab', { name: /AVFS/ }).first().click();
-    // The agent says each command as "[agent] <why>: <its first line>" ("…" after a first line).
-    const ran = [...output.matchAll(/^\[agent\] (?!pid |done:|\s)[^:\n]*: (.*)$/gm)].map((m) => m[1]!.replace(/ …$/, ''));
-    assert.ok(ran.length >= 4, `the agent said what it ran:\n${output}`);
-    const commands = await executionsCommands(page, ran.length);
-    for (const c of ran) assert.ok(commands.some((listed) => listed.startsWith(c)), `the Executions view lists \`${c}\`: ${JSON.stringify(commands)}`);
+    // The agent says how many commands it runs, and each as "[agent] <why>: <its first line>".
+    const count = Number(/\[agent\] pid \d+: .* then it runs (\d+) commands/.exec(output)?.[1]);
+    assert.ok(count >= 4, `the agent said how many commands it runs:\n${output}`);
+    const commands = await executionsCommands(page, count);
+    assert.equal(commands.length, count, JSON.stringify(commands));
+    for (const c of commands) {
+      const first = c.split('\n')[0]!;
+      assert.ok(output.split('\n').some((line) => line.startsWith('[agent] ') && line.endsWith(`: ${first}${c.includes('\n') ? ' …' : ''}`)), `the agent ran \`${first}\`:\n${output}`);
+    }
   } finally {
     await browser?.context.close();
     start.kill('SIGINT');
