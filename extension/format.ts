@@ -38,7 +38,7 @@ export function ago(iso: string, now = Date.now()): string {
  * Text from a request or the host (a command, a cwd, a reason, an error) for a notification, a
  * modal, the status bar or a tree label. VS Code turns `[label](command:…)` (or `https:`, `file:`)
  * in a notification into a link that runs the command, and `$(name)` into an icon: every such link
- * starts with a bracket, so brackets are shown as their full-width look-alikes, as are the `(` of
+ * starts with a bracket, so brackets are shown as look-alikes (⟦ ⟧, in common fonts), as are the `(` of
  * `$(` and backticks (the messages quote with them). So an agent's text can never become a button,
  * while the parentheses commands are full of stay as they are. Control characters become spaces.
  */
@@ -46,10 +46,10 @@ export function plainText(text: string): string {
   return text
     .replace(/[\u0000-\u001f\u007f]/g, ' ')
     .replace(/[[\]`]/g, (c) => LOOK_ALIKE[c] ?? c)
-    .replace(/\$\(/g, '$（');
+    .replace(/\$\(/g, '$⁽');
 }
 
-const LOOK_ALIKE: Record<string, string> = { '[': '［', ']': '］', '`': 'ˋ' };
+const LOOK_ALIKE: Record<string, string> = { '[': '⟦', ']': '⟧', '`': 'ˋ' };
 
 /** Text for a MarkdownString, read as itself: every character Markdown or HTML gives a meaning is escaped. */
 export function markdownText(text: string): string {

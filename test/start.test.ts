@@ -57,7 +57,7 @@ test('npm start prints an address that shows the vault tree of the demo; its age
       await approveAll.waitFor();
       const shown = (await dialog.first().evaluate((e) => e.closest('.monaco-dialog-modal-block')?.textContent ?? e.textContent)) ?? '';
       // All of it, to its end (brackets from an agent are shown as look-alikes: never a link).
-      assert.ok(shown.includes('s.getsockname()［1］)\''), `the dialog shows the whole command: ${shown}`);
+      assert.ok(shown.includes('s.getsockname()⟦1⟧)\''), `the dialog shows the whole command: ${shown}`);
       await approveAll.click();
     } else {
       await approve.click();

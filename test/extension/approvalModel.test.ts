@@ -92,7 +92,7 @@ describe('text from a request is never a link or a code break-out', () => {
         assert.ok(!/[[\]]/.test(text.replace(/\["[^\]]*\]/g, '')), `no bracket from the request: ${text}`);
       }
       // Still readable: the look-alikes stand where the characters were.
-      assert.match(approvalMessage(req, 0), /［Approve Once］\(command:workbench/);
+      assert.match(approvalMessage(req, 0), /⟦Approve Once⟧\(command:workbench/);
     }
   });
 
