@@ -68,5 +68,7 @@ export function markdownCode(text: string): string {
   const one = text.replace(/\r?\n/g, ' ');
   const longest = Math.max(0, ...(one.match(/`+/g) ?? []).map((run) => run.length));
   const tick = '`'.repeat(longest + 1);
-  return `${tick} ${one} ${tick}`;
+  // With backticks inside, spaces keep them apart from the delimiters (Markdown drops one each side).
+  const pad = longest > 0 ? ' ' : '';
+  return `${tick}${pad}${one}${pad}${tick}`;
 }
