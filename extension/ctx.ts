@@ -8,6 +8,7 @@ import { HostClient } from './client/hostClient';
 import { describeState, type HostState } from './client/hostState';
 import { config, SETTINGS } from './config';
 import { errorMessage } from './errors';
+import { plainText } from './format';
 import { impactOf } from './events';
 import { ExecutionsView } from './executions/executionsView';
 import { CheckpointFileSystem } from './fs/checkpointFs';
@@ -98,7 +99,8 @@ export class Ctx implements vscode.Disposable {
     } catch (e) {
       const message = errorMessage(e);
       this.log.error(`${what}: ${message}`);
-      void vscode.window.showErrorMessage(`${what}: ${message}`, 'Open Logs').then((pick) => pick && this.log.show());
+      // The host's message can quote a command or a path: shown as plain text, never as a link.
+      void vscode.window.showErrorMessage(`${what}: ${plainText(message)}`, 'Open Logs').then((pick) => pick && this.log.show());
       return undefined;
     }
   }
@@ -118,10 +120,11 @@ export class Ctx implements vscode.Disposable {
     this.previous = state;
     if (state.name === 'ready' || state.name === 'failed' || state.name === 'restarting') this.tree.refresh();
     if (state.name === 'restarting' && before.name === 'ready') {
-      void this.notify(`The AVFS vault host exited (${state.reason}); restarting it.`, 'Open Logs', 'Restart Host');
+      // The reasons quote the host's own output: plain text, never a link.
+      void this.notify(`The AVFS vault host exited (${plainText(state.reason)}); restarting it.`, 'Open Logs', 'Restart Host');
     } else if (state.name === 'failed' && before.name !== 'failed') {
-      if (state.fix) void this.notify(`${state.reason} ${state.fix}`, 'Open Settings', 'Open Logs');
-      else void this.notify(describeState(state), 'Open Logs', 'Restart Host');
+      if (state.fix) void this.notify(`${plainText(state.reason)} ${state.fix}`, 'Open Settings', 'Open Logs');
+      else void this.notify(plainText(describeState(state)), 'Open Logs', 'Restart Host');
     }
   }
 

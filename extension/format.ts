@@ -33,3 +33,42 @@ export function ago(iso: string, now = Date.now()): string {
   if (days < 30) return plural(days, 'day') + ' ago';
   return iso.slice(0, 10);
 }
+
+/**
+ * Text from a request or the host (a command, a cwd, a reason, an error) for a notification, a
+ * modal, the status bar or a tree label. VS Code turns `[label](command:…)` (or `https:`, `file:`)
+ * in a notification into a link that runs the command, and `$(name)` into an icon: every such link
+ * starts with a bracket, so brackets are shown as look-alikes (⟦ ⟧, in common fonts), as are the `(` of
+ * `$(` and backticks (the messages quote with them). So an agent's text can never become a button,
+ * while the parentheses commands are full of stay as they are. Control characters become spaces.
+ */
+export function plainText(text: string): string {
+  return text
+    .replace(/[\u0000-\u001f\u007f]/g, ' ')
+    .replace(/[[\]`]/g, (c) => LOOK_ALIKE[c] ?? c)
+    .replace(/\$\(/g, '$⁽');
+}
+
+const LOOK_ALIKE: Record<string, string> = { '[': '⟦', ']': '⟧', '`': 'ˋ' };
+
+/** Text for a MarkdownString, read as itself: every character Markdown or HTML gives a meaning is escaped. */
+export function markdownText(text: string): string {
+  return text.replace(/[\\`*_{}[\]()#+\-.!|<>~&$:]/g, '\\$&').replace(/\r?\n/g, '  \n');
+}
+
+/** A fenced code block showing `text` as it is: the fence is longer than any run of backticks in it. */
+export function markdownCodeBlock(text: string): string {
+  const longest = Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = '`'.repeat(Math.max(3, longest + 1));
+  return `${fence}\n${text}\n${fence}`;
+}
+
+/** Inline code showing `text` as it is (one line): the delimiters are longer than any run of backticks in it. */
+export function markdownCode(text: string): string {
+  const one = text.replace(/\r?\n/g, ' ');
+  const longest = Math.max(0, ...(one.match(/`+/g) ?? []).map((run) => run.length));
+  const tick = '`'.repeat(longest + 1);
+  // With backticks inside, spaces keep them apart from the delimiters (Markdown drops one each side).
+  const pad = longest > 0 ? ' ' : '';
+  return `${tick}${pad}${one}${pad}${tick}`;
+}

@@ -4,6 +4,7 @@
 import * as vscode from 'vscode';
 import type { Ctx } from './ctx';
 import { HostCallError } from './errors';
+import { plainText } from './format';
 import { restoreConfirmation } from './warnings';
 
 /** Operations that grow with the vault (diff, delete, mount, restore) get longer than the default timeout. */
@@ -36,7 +37,7 @@ export async function restore(ctx: Pick<Ctx, 'host' | 'tree'>, vault: string, na
     if (pick === 'Undo') await restore(ctx, vault, done.undo_checkpoint);
   } catch (e) {
     if (!force && e instanceof HostCallError && e.kind === 'QuotaExceeded') {
-      const pick = await vscode.window.showWarningMessage(`${e.message}`, { modal: true, detail: 'Restore anyway, leaving the vault over its quota?' }, 'Restore Anyway');
+      const pick = await vscode.window.showWarningMessage(plainText(e.message), { modal: true, detail: 'Restore anyway, leaving the vault over its quota?' }, 'Restore Anyway');
       if (pick) return restore(ctx, vault, name, true);
       return;
     }

@@ -40,19 +40,41 @@ test('npm start prints an address that shows the vault tree of the demo; its age
     }
     await page.locator('#workbench\\.parts\\.statusbar').getByRole('button', { name: /^AVFS vault host: ready/ }).waitFor();
     // The agent's third command needs approval: a notification with its buttons (in the toast, or the
-    // Notification Center where headless Chromium puts it).
+    // Notification Center where headless Chromium puts it). Too long to show whole, it offers
+    // Review…, whose dialog shows all of it with the answers.
+    const review = page.getByRole('button', { name: 'Review…', exact: true }).filter({ visible: true }).first();
     const approve = page.getByRole('button', { name: 'Approve Once', exact: true }).filter({ visible: true }).first();
-    for (const end = Date.now() + 120_000; !(await approve.isVisible()); await page.waitForTimeout(500)) {
+    for (const end = Date.now() + 120_000; !(await review.isVisible()) && !(await approve.isVisible()); await page.waitForTimeout(500)) {
       if (Date.now() > end) assert.fail(`no approval notification within 120 s:\n${output}`);
       if (/needs your approval/.test(output) && !(await page.locator('.notifications-center').isVisible())) {
         await page.locator('#workbench\\.parts\\.statusbar').getByRole('button', { name: /Notifications/ }).first().click();
       }
     }
-    await approve.click();
+    if (await review.isVisible()) {
+      await review.click();
+      const dialog = page.locator('.monaco-dialog-box');
+      const approveAll = dialog.getByRole('button', { name: 'Approve Once', exact: true });
+      await approveAll.waitFor();
+      const shown = (await dialog.first().evaluate((e) => e.closest('.monaco-dialog-modal-block')?.textContent ?? e.textContent)) ?? '';
+      // All of it, to its end (brackets from an agent are shown as look-alikes: never a link).
+      assert.ok(shown.includes('s.getsockname()⟦1⟧)\''), `the dialog shows the whole command: ${shown}`);
+      await approveAll.click();
+    } else {
+      await approve.click();
+    }
     await waitForLine(() => output, /\[agent\] {3}completed \(exit 0, approved by VS Code/);
     await waitForLine(() => output, /\[agent\] done:/);
-    // The runs are in the Executions view (the AVFS tab of the panel).
-    await page.locator('#workbench\\.parts\\.panel').getByRole('tab', { name: /AVFS/ }).first().waitFor();
+    // The runs are in the Executions view (the AVFS tab of the panel): every command the agent ran.
+    await page.locator('#workbench\\.parts\\.panel').getByRole('tab', { name: /AVFS/ }).first().click();
+    // The agent says how many commands it runs, and each as "[agent] <why>: <its first line>".
+    const count = Number(/\[agent\] pid \d+: .* then it runs (\d+) commands/.exec(output)?.[1]);
+    assert.ok(count >= 4, `the agent said how many commands it runs:\n${output}`);
+    const commands = await executionsCommands(page, count);
+    assert.equal(commands.length, count, JSON.stringify(commands));
+    for (const c of commands) {
+      const first = c.split('\n')[0]!;
+      assert.ok(output.split('\n').some((line) => line.startsWith('[agent] ') && line.endsWith(`: ${first}${c.includes('\n') ? ' …' : ''}`)), `the agent ran \`${first}\`:\n${output}`);
+    }
   } finally {
     await browser?.context.close();
     start.kill('SIGINT');
@@ -69,5 +91,17 @@ test('npm start prints an address that shows the vault tree of the demo; its age
 async function waitForLine(output: () => string, line: RegExp, ms = 60_000): Promise<void> {
   for (const end = Date.now() + ms; !line.test(output()); await new Promise((r) => setTimeout(r, 250))) {
     if (Date.now() > end) assert.fail(`no line matches ${line} within ${ms / 1000} s:\n${output()}`);
+  }
+}
+
+/** The commands the Executions webview lists (its rows' titles), once it lists at least `n`. */
+async function executionsCommands(page: Awaited<ReturnType<typeof launchBrowser>>['page'], n: number, ms = 60_000): Promise<string[]> {
+  for (const end = Date.now() + ms; ; await page.waitForTimeout(500)) {
+    for (const frame of page.frames()) {
+      const cells = frame.locator('#avfs-executions tr.run td.command');
+      const titles = await cells.evaluateAll((all) => all.map((e) => e.getAttribute('title') ?? '')).catch(() => [] as string[]);
+      if (titles.length >= n) return titles;
+    }
+    if (Date.now() > end) assert.fail(`the Executions view did not list ${n} runs within ${ms / 1000} s`);
   }
 }

@@ -12,6 +12,7 @@ import '@vscode-elements/elements/dist/vscode-tabs/index.js';
 import '@vscode-elements/elements/dist/vscode-tab-header/index.js';
 import '@vscode-elements/elements/dist/vscode-tab-panel/index.js';
 import { type FileDiff, type FromWebview, FromWebview as FromWebviewSchema, type RunDetail, type RunSummary, ToWebview, WebviewState } from './protocol';
+import { remember } from './bounded';
 import { STYLES } from './styles';
 
 interface VsCodeApi {
@@ -32,8 +33,9 @@ let runs: RunSummary[] = [];
 let hostState = 'idle';
 let detail: RunDetail | null = null;
 let lastDetailJson = '';
+/** The inline diffs of the last few runs shown (bounded: see bounded.ts). */
 const diffs = new Map<string, FileDiff[]>();
-/** Changed files whose inline diff is open, per run. */
+/** Changed files whose inline diff is open, per run (the last few). */
 const openFiles = new Map<string, Set<string>>();
 
 const sheet = new CSSStyleSheet();
@@ -71,12 +73,14 @@ window.addEventListener('message', (event: MessageEvent<unknown>) => {
       const json = JSON.stringify(m.run);
       if (json === lastDetailJson) return;
       lastDetailJson = json;
+      const before = detail;
       detail = m.run;
-      renderDetail();
+      // While a run streams only its new output is added: the person's selection and scroll stay.
+      if (!(before && m.run && appendRunning(before, m.run))) renderDetail();
       break;
     }
     case 'diffs':
-      diffs.set(m.id, m.files);
+      remember(diffs, m.id, m.files);
       if (detail?.summary.id === m.id) renderDetail();
       break;
     case 'select':
@@ -140,8 +144,51 @@ function stateBadge(r: RunSummary): HTMLElement {
 
 // ---- the detail
 
+/**
+ * Adds what a running run printed since `before` to the shown output, and its new state to the
+ * facts line; false when more than that changed (another run, it ended, a stream appeared or its
+ * live text was cut): then the detail is drawn anew.
+ */
+function appendRunning(before: RunDetail, next: RunDetail): boolean {
+  if (before.summary.id !== next.summary.id || !before.summary.running || !next.summary.running) return false;
+  const grown: [HTMLElement, string][] = [];
+  for (const name of ['stdout', 'stderr'] as const) {
+    const [was, now] = [before[name].text, next[name].text];
+    if (was === now) continue;
+    const pre = detailPane.querySelector<HTMLElement>(`.output pre.${name}`);
+    if (!pre || !now.startsWith(was)) return false;
+    grown.push([pre, now.slice(was.length)]);
+  }
+  for (const [pre, text] of grown) {
+    const bottom = atBottom(pre);
+    pre.append(text);
+    if (bottom) pre.scrollTop = pre.scrollHeight;
+  }
+  detailPane.querySelector('.facts')?.replaceWith(factsLine(next));
+  return true;
+}
+
+/** Scrolled to the end (within a line): new output keeps it there; anywhere else it stays put. */
+function atBottom(e: HTMLElement): boolean {
+  return e.scrollTop + e.clientHeight >= e.scrollHeight - 16;
+}
+
+function factsLine(d: RunDetail): HTMLElement {
+  const s = d.summary;
+  return el(
+    'p',
+    { class: 'facts' },
+    `${s.vault ?? 'no vault'}${d.cwd && d.cwd !== '/' ? ` · ${d.cwd}` : ''} · `,
+    stateBadge(s),
+    s.exit_code !== null ? ` · exit ${s.exit_code}` : '',
+    s.duration_ms !== null ? ` · ${seconds(s.duration_ms)}` : '',
+    ` · ${d.surface}`,
+  );
+}
+
 function renderDetail(): void {
-  const top = detailPane.querySelector('.output pre')?.scrollTop;
+  const old = detailPane.querySelector<HTMLElement>('.output pre');
+  const scroll = old ? { top: old.scrollTop, bottom: atBottom(old) } : undefined;
   detailPane.replaceChildren();
   if (!detail) {
     detailPane.append(el('p', { class: 'empty' }, runs.length ? 'Select a run to see its output, its decision and what it changed.' : ''));
@@ -155,19 +202,7 @@ function renderDetail(): void {
   const restore = button('Restore to before this run', () => send({ type: 'restore', id: s.id }), d.restore.enabled, true);
   restore.setAttribute('title', d.restore.reason);
   actions.append(changes, restore);
-  detailPane.append(
-    el('h2', { class: 'title' }, el('code', {}, s.command)),
-    el(
-      'p',
-      { class: 'facts' },
-      `${s.vault ?? 'no vault'}${d.cwd && d.cwd !== '/' ? ` · ${d.cwd}` : ''} · `,
-      stateBadge(s),
-      s.exit_code !== null ? ` · exit ${s.exit_code}` : '',
-      s.duration_ms !== null ? ` · ${seconds(s.duration_ms)}` : '',
-      ` · ${d.surface}`,
-    ),
-    actions,
-  );
+  detailPane.append(el('h2', { class: 'title' }, el('code', {}, s.command)), factsLine(d), actions);
   if (!d.restore.enabled) detailPane.append(el('p', { class: 'note restore-note' }, d.restore.reason));
   if (d.error) detailPane.append(el('p', { class: 'error' }, d.error));
 
@@ -193,7 +228,7 @@ function renderDetail(): void {
   );
   detailPane.append(tabs);
   const pre = detailPane.querySelector('.output pre');
-  if (pre && top !== undefined) pre.scrollTop = s.running ? pre.scrollHeight : top;
+  if (pre && scroll) pre.scrollTop = scroll.bottom && s.running ? pre.scrollHeight : scroll.top;
 }
 
 function outputPanel(d: RunDetail): HTMLElement {
@@ -212,11 +247,11 @@ function outputPanel(d: RunDetail): HTMLElement {
 function changesPanel(d: RunDetail): HTMLElement {
   const box = el('div', { class: 'changes' });
   if (d.summary.running) return el('p', { class: 'muted' }, 'The changes are listed when the run ends.');
+  if (d.summary.state === 'lost') return el('p', { class: 'muted' }, 'The vault host stopped while this run was going: what it changed is unknown.');
   if (d.changes.length === 0) return el('p', { class: 'muted' }, 'This run changed no file.');
   box.append(el('p', { class: 'muted' }, d.checkpoint ? `Before this run (checkpoint ${d.checkpoint}) ↔ now:` : 'No checkpoint was taken before this run: files open as they are now.'));
   const files = diffs.get(d.summary.id);
-  const open = openFiles.get(d.summary.id) ?? new Set<string>();
-  openFiles.set(d.summary.id, open);
+  const open = remember(openFiles, d.summary.id, openFiles.get(d.summary.id) ?? new Set<string>());
   for (const f of d.changes) {
     const fileDiff = files?.find((x) => x.path === f.path);
     // The heading is set in capitals by the control: the kind goes there, the path (as it is) in the description.

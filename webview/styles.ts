@@ -24,7 +24,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .decision.allow, .state.ok { color: var(--vscode-testing-iconPassed, var(--vscode-charts-green)); }
 .decision.allow_with_checkpoint { color: var(--vscode-charts-blue); }
 .decision.require_approval, .state.running, .state.nonzero { color: var(--vscode-editorWarning-foreground); }
-.decision.deny, .state.denied, .state.failed, .state.timed_out, .state.cancelled { color: var(--vscode-errorForeground); }
+.decision.deny, .state.denied, .state.failed, .state.timed_out, .state.cancelled, .state.lost { color: var(--vscode-errorForeground); }
 h2.title { font-size: 1.1em; margin: 4px 0; font-weight: 600; }
 h2.title code, li code { font-family: var(--vscode-editor-font-family); }
 h3 { font-size: 1em; margin: 8px 0 2px; font-weight: 600; }

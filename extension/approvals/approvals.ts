@@ -11,7 +11,7 @@ import type { CancellationToken } from 'vscode-jsonrpc/node';
 import type { ApprovalAnswerKind, ApprovalRecord, ApprovalRequest } from '../../host/protocol/exec';
 import { type ApprovalReply, NOTIFICATIONS } from '../../host/protocol/host';
 import type { HostClient, Logger } from '../client/hostClient';
-import { ADD_RULE, ALWAYS_ALLOW, alwaysAllowConfirmation, APPROVE_ONCE, ApprovalQueue, approvalMessage, DENY, settledText, shortCommand } from './model';
+import { ADD_RULE, ALWAYS_ALLOW, alwaysAllowConfirmation, APPROVE_ONCE, ApprovalQueue, approvalMessage, DENY, needsReview, REVIEW, reviewConfirmation, settledText, shortCommand } from './model';
 
 /** How long a cancelled question waits for the host's approval/settled before it is dropped without it. */
 const SETTLED_GRACE_MS = 250;
@@ -50,7 +50,7 @@ export class ApprovalCenter implements vscode.Disposable {
       }),
       host.onDidChangeState((state) => {
         // The requests came over the connection that went: a new host asks again what still waits.
-        if (state.name !== 'ready') for (const req of this.queue.clear()) this.settled(req.id, undefined, true);
+        if (state.name !== 'ready') this.hostGone();
       }),
     );
   }
@@ -58,7 +58,13 @@ export class ApprovalCenter implements vscode.Disposable {
   /** hostClient's onApprovalRequest: queue it, show it when its turn comes, answer the host when answered. */
   readonly ask = (req: ApprovalRequest, token: CancellationToken): Promise<ApprovalReply> =>
     new Promise<ApprovalReply>((resolve) => {
-      if (!this.queue.add(req)) return;
+      if (!this.queue.add(req)) {
+        // A second request under an id already waiting cannot be told apart from the first: it is
+        // answered at once (deny), never left for the host to wait on.
+        this.options.log.warn(`approval ${req.id} asked again while the first is still waiting: the second is denied`);
+        resolve({ answer: 'deny', by: this.options.by });
+        return;
+      }
       this.options.log.info(`approval asked: ${req.id} \`${shortCommand(req.command)}\` in ${req.vault} (${req.reason})`);
       this.replies.set(req.id, resolve);
       // Cancelled: settled by someone else or timed out. The host cancels its question just before it
@@ -122,6 +128,20 @@ export class ApprovalCenter implements vscode.Disposable {
     this.showNext();
   }
 
+  /**
+   * The host went away (or restarts): its questions went with its connection. Each is resolved, the
+   * queue and the notification on screen are forgotten, and the change is told once, so that the
+   * next request (from the new host) is shown.
+   */
+  private hostGone(): void {
+    const gone = this.queue.clear();
+    for (const reply of this.replies.values()) reply({ answer: 'deny', by: this.options.by });
+    this.replies.clear();
+    this.showing = undefined;
+    if (gone.length) this.options.log.info(`approvals: the host went away; ${gone.length} request(s) no longer waiting`);
+    this.emitter.fire();
+  }
+
   private showNext(): void {
     if (this.showing) return;
     const req = this.queue.head();
@@ -131,20 +151,38 @@ export class ApprovalCenter implements vscode.Disposable {
   }
 
   private async show(req: ApprovalRequest): Promise<void> {
-    const pick = await vscode.window.showWarningMessage(approvalMessage(req, this.queue.size - 1), APPROVE_ONCE, ALWAYS_ALLOW, DENY);
-    if (!this.queue.has(req.id)) {
-      // Settled while it was shown: its buttons are stale.
-      if (pick) vscode.window.setStatusBarMessage('$(info) That approval request was already settled.', 5000);
-      return;
+    // `showing` stays this request's until it is answered (or settled elsewhere): while a modal of
+    // its own is open (Review…, Always Allow…), a new request must not put up a second one for it.
+    const review = needsReview(req);
+    const buttons = review ? [REVIEW, DENY] : [APPROVE_ONCE, ALWAYS_ALLOW, DENY];
+    let pick = await vscode.window.showWarningMessage(approvalMessage(req, this.queue.size - 1), ...buttons);
+    if (this.stale(req, pick)) return;
+    if (pick === REVIEW) {
+      const { message, detail } = reviewConfirmation(req);
+      pick = await vscode.window.showWarningMessage(message, { modal: true, detail }, APPROVE_ONCE, ALWAYS_ALLOW, DENY);
+      if (this.stale(req, pick)) return;
+      // Cancelled at the review: ask again (the notification comes back), never a silent deny.
+      if (pick === undefined) return this.showAgain(req);
     }
-    if (this.showing === req.id) this.showing = undefined;
     if (pick === ALWAYS_ALLOW) {
-      // Cancelled at the rule: ask again (the notification comes back), never a silent deny.
-      if (!(await this.answer(req.id, 'always_allow'))) this.showNext();
+      // Cancelled at the rule: ask again, never a silent deny.
+      if (!(await this.answer(req.id, 'always_allow'))) this.showAgain(req);
       return;
     }
     // Closing the notification is a deny, as the host's time-out is.
     await this.answer(req.id, pick === APPROVE_ONCE ? 'approve_once' : 'deny');
+  }
+
+  /** Settled while it was shown: its buttons are stale (true), and a click on them says so. */
+  private stale(req: ApprovalRequest, pick: string | undefined): boolean {
+    if (this.queue.has(req.id)) return false;
+    if (pick) vscode.window.setStatusBarMessage('$(info) That approval request was already settled.', 5000);
+    return true;
+  }
+
+  private showAgain(req: ApprovalRequest): void {
+    if (this.showing === req.id) this.showing = undefined;
+    this.showNext();
   }
 
   dispose(): void {

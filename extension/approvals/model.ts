@@ -2,13 +2,15 @@
 // order asked), what each notification and the "Always Allow" confirmation say, and how a request
 // ended. Pure (no `vscode` import): unit-tested under node:test; approvals.ts puts it on screen.
 import type { ApprovalAnswerKind, ApprovalRecord, ApprovalRequest } from '../../host/protocol/exec';
-import { plural } from '../format';
+import { markdownCodeBlock, markdownText, plainText, plural } from '../format';
 
 /** The buttons of an approval notification, in order, and what each answers. */
 export const APPROVE_ONCE = 'Approve Once';
 export const ALWAYS_ALLOW = 'Always Allow…';
 export const DENY = 'Deny';
 export const ADD_RULE = 'Add Rule and Run';
+/** Instead of the answers, on a notification that cannot show the whole command: opens it in a modal. */
+export const REVIEW = 'Review…';
 
 export type Ending = { kind: 'answered_here'; answer: ApprovalAnswerKind } | { kind: 'settled'; record: ApprovalRecord | undefined };
 
@@ -70,12 +72,53 @@ export function categoriesText(req: Pick<ApprovalRequest, 'categories'>): string
   return req.categories.map((c) => c.replace(/_/g, ' ')).join(', ') || 'unknown';
 }
 
+/** How long a command an approval notification shows whole. */
+export const NOTIFICATION_COMMAND_CHARS = 120;
+
 /** The command as shown in one line: long ones are cut in the middle. */
-export function shortCommand(command: string, max = 120): string {
-  const one = command.replace(/\s*\n\s*/g, ' ⏎ ');
+export function shortCommand(command: string, max = NOTIFICATION_COMMAND_CHARS): string {
+  const one = oneLine(command);
   if (one.length <= max) return one;
   const half = Math.floor((max - 1) / 2);
   return `${one.slice(0, half)}…${one.slice(one.length - half)}`;
+}
+
+function oneLine(command: string): string {
+  return command.replace(/\s*\n\s*/g, ' ⏎ ');
+}
+
+/** The command cut short for one line, safe to show in a notification, the status bar or a tree label. */
+export function shownCommand(command: string, max?: number): string {
+  return plainText(shortCommand(command, max));
+}
+
+/** The parts of the command that asked for approval. */
+function askingParts(req: Pick<ApprovalRequest, 'parts'>): ApprovalRequest['parts'] {
+  return req.parts.filter((p) => p.action === 'require_approval');
+}
+
+/**
+ * Whether the notification cannot show everything being approved: the command was cut, or more
+ * than one of its parts asked. Then it offers only Review… (a modal with all of it) and Deny, never
+ * an approval of something partly hidden.
+ */
+export function needsReview(req: Pick<ApprovalRequest, 'command' | 'parts'>): boolean {
+  return oneLine(req.command).length > NOTIFICATION_COMMAND_CHARS || askingParts(req).length > 1;
+}
+
+/** The Review… modal: the whole command, where, and each asking part with its reason. */
+export function reviewConfirmation(req: ApprovalRequest): { message: string; detail: string } {
+  const where = req.cwd && req.cwd !== '/' ? ` in ${plainText(req.cwd)}` : '';
+  const parts = askingParts(req);
+  const lines = [
+    `The whole command (vault ${plainText(req.vault)}${where}):`,
+    '',
+    plainText(req.command.replace(/\r?\n/g, ' ⏎ ')),
+    '',
+    `It needs approval: ${plainText(categoriesText(req))}.`,
+    ...(parts.length ? ['', `${parts.length === 1 ? 'The part that asks' : `The ${parts.length} parts that ask`}:`, ...parts.map((p) => `  • ${plainText(oneLine(p.command))} — ${plainText(withoutCommand(p.reason, p.command))}`)] : ['', plainText(req.reason)]),
+  ];
+  return { message: `Approve this command of an agent in vault ${plainText(req.vault)}?`, detail: lines.join('\n') };
 }
 
 /**
@@ -83,9 +126,10 @@ export function shortCommand(command: string, max = 120): string {
  * notification shows no detail, so everything is in the message). `waiting` counts the others.
  */
 export function approvalMessage(req: ApprovalRequest, waiting: number): string {
-  const where = req.cwd && req.cwd !== '/' ? ` (in ${req.cwd})` : '';
+  const where = req.cwd && req.cwd !== '/' ? ` (in ${plainText(req.cwd)})` : '';
   const more = waiting > 0 ? ` ${plural(waiting, 'more request')} waiting.` : '';
-  return `An agent wants to run \`${shortCommand(req.command)}\` in vault ${req.vault}${where}. It needs approval: ${categoriesText(req)} — ${whyAsked(req)}.${more}`.replace(/\.\.(\s|$)/g, '.$1');
+  const review = needsReview(req) ? ' Review it to see all of it before answering.' : '';
+  return `An agent wants to run \`${shownCommand(req.command)}\` in vault ${plainText(req.vault)}${where}. It needs approval: ${plainText(categoriesText(req))} — ${plainText(whyAsked(req))}.${review}${more}`.replace(/\.\.(\s|$)/g, '.$1');
 }
 
 /**
@@ -93,7 +137,7 @@ export function approvalMessage(req: ApprovalRequest, waiting: number): string {
  * the command before them), else the decision's reason.
  */
 export function whyAsked(req: Pick<ApprovalRequest, 'parts' | 'reason'>): string {
-  const reasons = req.parts.filter((p) => p.action === 'require_approval').map((p) => withoutCommand(p.reason, p.command));
+  const reasons = askingParts(req).map((p) => withoutCommand(p.reason, p.command));
   return reasons.length ? [...new Set(reasons)].join('; ') : req.reason;
 }
 
@@ -117,21 +161,21 @@ export function alwaysAllowConfirmation(req: ApprovalRequest, home: string | und
     ? [
         `Adds ${plural(asked.length, 'rule')} to ${file}, so that ${asked.length === 1 ? 'this exact command runs' : 'these exact commands run'} without asking from now on:`,
         '',
-        ...asked.map((p) => `  allow exactly: ${JSON.stringify(p.argv)}`),
+        ...asked.map((p) => `  allow exactly: [${p.argv.map((arg) => plainText(JSON.stringify(arg))).join(',')}]`),
         '',
-        `It asked because of the rule ${req.rule}; that rule stays as it is for other commands.`,
+        `It asked because of the rule ${plainText(req.rule)}; that rule stays as it is for other commands.`,
         '',
         'The command then runs once now. Remove the rule with `avfs policy` or by editing the file.',
       ]
-    : [`No exact rule can be added for this command (${req.rule}): it runs this once.`];
-  return { message: `Always allow \`${shortCommand(req.command, 80)}\` in every vault?`, detail: lines.join('\n') };
+    : [`No exact rule can be added for this command (${plainText(req.rule)}): it runs this once.`];
+  return { message: `Always allow \`${shownCommand(req.command, 80)}\` in every vault?`, detail: lines.join('\n') };
 }
 
 /** What a settled request's record says, for the status bar ("approved by avfs approve (pid 1)"). */
 export function settledText(req: Pick<ApprovalRequest, 'command'>, record: ApprovalRecord | undefined): string {
-  const cmd = shortCommand(req.command, 60);
+  const cmd = shownCommand(req.command, 60);
   if (!record) return `The approval for \`${cmd}\` is no longer waiting.`;
-  const by = record.by ? ` by ${record.by}` : '';
+  const by = record.by ? ` by ${plainText(record.by)}` : '';
   switch (record.outcome) {
     case 'approved':
       return `\`${cmd}\` was approved${by}${record.scope === 'always' ? ' (always)' : ''}.`;
@@ -146,11 +190,23 @@ export function settledText(req: Pick<ApprovalRequest, 'command'>, record: Appro
   }
 }
 
-/** The Pending Approvals row of one request: label and description. */
+/**
+ * The Pending Approvals row of one request: label and description (plain, safe), and the tooltip as
+ * Markdown in which everything from the request is escaped or fenced (so it reads as itself).
+ */
 export function approvalRow(req: ApprovalRequest): { label: string; description: string; tooltip: string } {
+  const where = req.cwd !== '/' ? ` in ${markdownText(req.cwd)}` : '';
   return {
-    label: shortCommand(req.command, 60),
-    description: `${req.vault} · ${categoriesText(req)}`,
-    tooltip: `**${req.vault}**${req.cwd !== '/' ? ` in \`${req.cwd}\`` : ''}\n\n\`${req.command}\`\n\nNeeds approval: ${categoriesText(req)} — ${whyAsked(req)}\n\nAsked by ${req.surface} at ${req.requested_at}`,
+    label: shownCommand(req.command, 60),
+    description: `${plainText(req.vault)} · ${plainText(categoriesText(req))}`,
+    tooltip: [
+      `**${markdownText(req.vault)}**${where}`,
+      '',
+      markdownCodeBlock(req.command),
+      '',
+      `Needs approval: ${markdownText(`${categoriesText(req)} — ${whyAsked(req)}`)}`,
+      '',
+      markdownText(`Asked by ${req.surface} at ${req.requested_at}`),
+    ].join('\n'),
   };
 }

@@ -16,8 +16,8 @@ import type { Ctx } from '../ctx';
 import { changeResources, inlineDiffs, openFileDiff } from '../diffs';
 import { errorMessage } from '../errors';
 import { confirmAndRestore } from '../restore';
-import { runDetail, runSummary } from './runModel';
-import { shortCommand } from '../approvals/model';
+import { isChangedPath, runDetail, runSummary } from './runModel';
+import { shownCommand } from '../approvals/model';
 
 export const EXECUTIONS_VIEW = 'avfs.executions';
 
@@ -30,12 +30,16 @@ export class ExecutionsView implements vscode.WebviewViewProvider, vscode.Dispos
   private home: string | undefined;
   private view: vscode.WebviewView | undefined;
   private selected: string | null = null;
+  /** Runs that were going on a host that is gone: the host now running does not list them (see LOST). */
+  private readonly lost = new Set<string>();
   private pushTimer: NodeJS.Timeout | undefined;
   /** Runs whose inline diffs the webview has (computed once per run and shown). */
   private readonly diffsSent = new Set<string>();
   /** The detail last sent to the page (as JSON), so an unchanged one is not sent again. */
   private lastDetail: string | undefined;
   private readonly disposables: vscode.Disposable[] = [];
+  /** The listeners of the view now resolved: disposed with it (VS Code resolves a new one each time it is shown again). */
+  private viewDisposables: vscode.Disposable[] = [];
   private readonly emitter = new vscode.EventEmitter<void>();
   /** The runs changed (tests wait on it). */
   readonly onDidChange = this.emitter.event;
@@ -48,6 +52,7 @@ export class ExecutionsView implements vscode.WebviewViewProvider, vscode.Dispos
         if (state.name === 'ready') {
           if (this.home !== undefined && state.home !== this.home) {
             this.runs = new ExecHistory();
+            this.lost.clear();
             this.selected = null;
           }
           this.home = state.home;
@@ -65,7 +70,7 @@ export class ExecutionsView implements vscode.WebviewViewProvider, vscode.Dispos
 
   /** Runs as the view lists them (newest first): for the extension's tests. */
   list() {
-    return this.runs.list().map(runSummary);
+    return this.runs.list().map((run) => runSummary(run, this.lost.has(run.id)));
   }
 
   /** Shows the view (without taking the focus) with this run selected. */
@@ -83,15 +88,33 @@ export class ExecutionsView implements vscode.WebviewViewProvider, vscode.Dispos
     view.webview.options = { enableScripts: true, localResourceRoots: [dist] };
     view.webview.html = html(view.webview, vscode.Uri.joinPath(dist, 'webview.js'));
     this.diffsSent.clear();
-    view.webview.onDidReceiveMessage((raw: unknown) => void this.onMessage(raw), undefined, this.disposables);
-    view.onDidDispose(() => (this.view = undefined), undefined, this.disposables);
-    view.onDidChangeVisibility(() => view.visible && this.diffsSent.clear(), undefined, this.disposables);
+    this.disposeView();
+    const own = this.viewDisposables;
+    view.webview.onDidReceiveMessage((raw: unknown) => void this.onMessage(raw), undefined, own);
+    view.onDidChangeVisibility(() => view.visible && this.diffsSent.clear(), undefined, own);
+    view.onDidDispose(
+      () => {
+        if (this.view === view) this.view = undefined;
+        for (const d of own.splice(0)) d.dispose();
+      },
+      undefined,
+      own,
+    );
+  }
+
+  private disposeView(): void {
+    for (const d of this.viewDisposables.splice(0)) d.dispose();
+    this.viewDisposables = [];
   }
 
   private async loadFromHost(): Promise<void> {
     try {
       const { runs } = await this.ctx.host.hostRequest('exec/list', {});
       this.runs.seed(runs);
+      // A run shown as going that this host does not list went with the host before it: no
+      // envelope will ever come for it.
+      const listed = new Set(runs.map((r) => r.id));
+      for (const run of this.runs.list()) if (!run.envelope && !listed.has(run.id)) this.lost.add(run.id);
       this.changed();
     } catch (e) {
       this.ctx.log.warn(`Executions view: exec/list: ${errorMessage(e)}`);
@@ -102,7 +125,10 @@ export class ExecutionsView implements vscode.WebviewViewProvider, vscode.Dispos
     switch (method) {
       case 'exec/started': {
         const p = NOTIFICATIONS['exec/started'].safeParse(params);
-        if (p.success) this.runs.started(p.data);
+        if (p.success) {
+          this.lost.delete(p.data.id);
+          this.runs.started(p.data);
+        }
         break;
       }
       case 'exec/state': {
@@ -117,7 +143,10 @@ export class ExecutionsView implements vscode.WebviewViewProvider, vscode.Dispos
       }
       case 'exec/finished': {
         const p = NOTIFICATIONS['exec/finished'].safeParse(params);
-        if (p.success) this.runs.finished(p.data.id, p.data.envelope);
+        if (p.success) {
+          this.lost.delete(p.data.id);
+          this.runs.finished(p.data.id, p.data.envelope);
+        }
         break;
       }
       default:
@@ -143,7 +172,7 @@ export class ExecutionsView implements vscode.WebviewViewProvider, vscode.Dispos
     this.post({ type: 'runs', runs: this.list(), hostState: this.ctx.host.state.name });
     const run = this.selected ? this.runs.get(this.selected) : undefined;
     // A finished run's detail (up to 2 MiB of output) does not change: sent again only when it does.
-    const detail = run ? runDetail(run) : null;
+    const detail = run ? runDetail(run, this.lost.has(run.id)) : null;
     const json = JSON.stringify(detail);
     if (json !== this.lastDetail) {
       this.lastDetail = json;
@@ -217,6 +246,11 @@ export class ExecutionsView implements vscode.WebviewViewProvider, vscode.Dispos
 
   private async openDiff(id: string, path: string): Promise<void> {
     const r = this.finished(id).result;
+    // The webview is a separate program: it may only open what this run changed.
+    if (!isChangedPath(this.runs.get(id), path)) {
+      this.ctx.log.warn(`Executions view: Open Diff of ${JSON.stringify(path)}, which run ${id} did not change: ignored`);
+      return;
+    }
     if (!r.vault) return;
     if (!r.checkpoint || !r.changes) {
       await vscode.commands.executeCommand('vscode.open', vscode.Uri.from({ scheme: 'avfs', authority: r.vault, path }));
@@ -237,16 +271,16 @@ export class ExecutionsView implements vscode.WebviewViewProvider, vscode.Dispos
       void vscode.window.showInformationMessage('This run changed no file contents.');
       return;
     }
-    await vscode.commands.executeCommand('vscode.changes', `${r.vault}: before \`${shortCommand(r.command, 40)}\` ↔ Current`, resources);
+    await vscode.commands.executeCommand('vscode.changes', `${r.vault}: before \`${shownCommand(r.command, 40)}\` ↔ Current`, resources);
   }
 
   private async restore(id: string): Promise<void> {
     const r = this.finished(id).result;
     if (!r.vault || !r.checkpoint) {
-      void vscode.window.showInformationMessage(runDetail(this.runs.get(id)!).restore.reason);
+      void vscode.window.showInformationMessage(runDetail(this.runs.get(id)!, this.lost.has(id)).restore.reason);
       return;
     }
-    const restored = await confirmAndRestore(this.ctx, r.vault, r.checkpoint, `Restore vault "${r.vault}" to before \`${shortCommand(r.command, 60)}\` ran (checkpoint "${r.checkpoint}")?`);
+    const restored = await confirmAndRestore(this.ctx, r.vault, r.checkpoint, `Restore vault "${r.vault}" to before \`${shownCommand(r.command, 60)}\` ran (checkpoint "${r.checkpoint}")?`);
     if (restored) {
       this.diffsSent.delete(id);
       this.lastDetail = undefined;
@@ -256,6 +290,7 @@ export class ExecutionsView implements vscode.WebviewViewProvider, vscode.Dispos
 
   dispose(): void {
     clearTimeout(this.pushTimer);
+    this.disposeView();
     for (const d of this.disposables.splice(0)) d.dispose();
   }
 }
@@ -280,7 +315,7 @@ function html(webview: vscode.Webview, script: vscode.Uri): string {
 <title>AVFS Executions</title>
 </head>
 <body>
-<main id="avfs-executions" data-nonce="${nonce}"></main>
+<main id="avfs-executions"></main>
 <script nonce="${nonce}">window.litNonce = ${JSON.stringify(nonce)};</script>
 <script nonce="${nonce}" src="${webview.asWebviewUri(script).toString()}"></script>
 </body>

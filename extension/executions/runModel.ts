@@ -9,14 +9,20 @@ import type { ExecRun } from '../../host/protocol/host';
 import type { ChangedFile, RunDetail, RunSummary } from '../../webview/protocol';
 import { formatBytes } from '../format';
 
-export function runSummary(run: ExecRun): RunSummary {
+/**
+ * A run is `lost` when it was going on a vault host that is gone (crashed or restarted): the new
+ * host does not list it and no envelope will come, so it is shown as lost, not "running…" forever.
+ */
+export const LOST = 'lost';
+
+export function runSummary(run: ExecRun, lost = false): RunSummary {
   const r = run.envelope?.result;
   return {
     id: run.id,
     vault: r?.vault ?? run.vault,
     command: run.command,
-    state: run.state,
-    running: run.envelope === null,
+    state: lost ? LOST : run.state,
+    running: !lost && run.envelope === null,
     decision: r?.decision?.action ?? null,
     exit_code: r?.exit_code ?? null,
     duration_ms: r ? r.total_ms : null,
@@ -37,12 +43,23 @@ export function changedFiles(changes: ChangeSummary | null): ChangedFile[] {
 }
 
 /**
+ * Whether `path` is one of the files a finished run changed: the only paths the webview's Open Diff
+ * may open (a message naming any other opens nothing).
+ */
+export function isChangedPath(run: ExecRun | undefined, path: string): boolean {
+  const r = run?.envelope?.result;
+  if (!r) return false;
+  return r.changed_files.includes(path) || changedFiles(r.changes).some((f) => f.path === path);
+}
+
+/**
  * Whether "Restore to before this run" can work. It restores the checkpoint the run took before
  * the command ran; a run without one (the policy said `allow`, or `--checkpoint never`) has no
  * saved "before": the action is disabled and says so, rather than restoring something else.
  */
-export function restoreAvailability(run: ExecRun): { enabled: boolean; reason: string } {
+export function restoreAvailability(run: ExecRun, lost = false): { enabled: boolean; reason: string } {
   const r = run.envelope?.result;
+  if (!r && lost) return { enabled: false, reason: 'The vault host stopped while this run was going (it crashed or was restarted): how it ended is unknown, and no checkpoint of it is known to restore.' };
   if (!r) return { enabled: false, reason: 'The run is still going: wait for it to finish.' };
   if (r.checkpoint && r.vault) return { enabled: true, reason: `Restores vault ${r.vault} to checkpoint ${r.checkpoint}, taken just before the command ran (the current tree is saved first, so this can be undone).` };
   if (r.state === 'denied' || r.exit_code === null) return { enabled: false, reason: 'The command never ran: there is nothing to undo.' };
@@ -74,12 +91,12 @@ export function approvalText(a: ApprovalRecord | null | undefined): string | nul
   }
 }
 
-export function runDetail(run: ExecRun): RunDetail {
+export function runDetail(run: ExecRun, lost = false): RunDetail {
   const env = run.envelope;
   const r = env?.result;
   const decision = r?.decision ?? null;
   return {
-    summary: runSummary(run),
+    summary: runSummary(run, lost),
     surface: run.surface,
     cwd: r?.cwd ?? null,
     stdout: r ? { text: r.stdout, bytes: r.stdout_bytes, truncated: r.stdout_truncated } : { text: run.stdout, bytes: null, truncated: run.output_truncated },
@@ -93,9 +110,9 @@ export function runDetail(run: ExecRun): RunDetail {
     },
     approval: approvalText(r?.approval),
     checkpoint: r?.checkpoint ?? null,
-    restore: restoreAvailability(run),
+    restore: restoreAvailability(run, lost),
     changes: changedFiles(r?.changes ?? null),
     error: r?.error ? r.error.message : null,
-    states: r?.states ?? [run.state],
+    states: r?.states ?? (lost ? [run.state, LOST] : [run.state]),
   };
 }

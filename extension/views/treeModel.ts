@@ -4,7 +4,7 @@
 import type { CheckpointInfo } from '../../host/protocol/changes';
 import type { MountInfo } from '../../host/protocol/methods';
 import type { DirEntry, FileType, VaultInfo, VaultSummary } from '../../host/protocol/vault';
-import { ago, formatBytes, plural } from '../format';
+import { ago, formatBytes, markdownCode, markdownText, plural } from '../format';
 
 export type TreeNode =
   | { kind: 'vault'; vault: string }
@@ -104,8 +104,8 @@ export function vaultTooltip(v: VaultInfo, mount: MountInfo | undefined): string
       `file size ${fileSize === null ? 'none' : formatBytes(fileSize * MiB)}`,
     '',
   );
-  if (mount) lines.push(`Mounted at \`${mount.mountpoint}\`${mount.readonly ? ' (read-only)' : ''}`, '');
-  lines.push(`\`${v.path}\``);
+  if (mount) lines.push(`Mounted at ${markdownCode(mount.mountpoint)}${mount.readonly ? ' (read-only)' : ''}`, '');
+  lines.push(markdownCode(v.path));
   return lines.join('\n');
 }
 
@@ -124,7 +124,7 @@ export function checkpointTooltip(cp: CheckpointInfo): string {
   return [
     `**${cp.name}**${cp.auto ? ' (made automatically)' : ''}`,
     '',
-    cp.description ? `${cp.description}\n` : '',
+    cp.description ? `${markdownText(cp.description)}\n` : '',
     `Saved ${cp.created_at}: ${plural(cp.file_count, 'entry', 'entries')}, ${cp.total_size_human}`,
   ]
     .filter((l, i, all) => l !== '' || all[i - 1] !== '')

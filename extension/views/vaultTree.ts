@@ -10,6 +10,7 @@ import type { DirEntry, VaultInfo } from '../../host/protocol/vault';
 import type { HostClient, Logger } from '../client/hostClient';
 import { approvalRow } from '../approvals/model';
 import { errorMessage } from '../errors';
+import { markdownText } from '../format';
 import { toUri } from '../fs/vaultFs';
 import { joinPath, parentPath } from '../uris';
 import {
@@ -164,7 +165,7 @@ export class VaultTree implements vscode.TreeDataProvider<TreeNode>, vscode.Disp
           item.contextValue = contextValue(node, 'unreadable');
           item.iconPath = new vscode.ThemeIcon('warning', new vscode.ThemeColor('list.warningForeground'));
           item.description = 'cannot be read';
-          item.tooltip = new vscode.MarkdownString(`**${node.vault}** cannot be read as a vault: ${summary.reason}`);
+          item.tooltip = new vscode.MarkdownString(`**${node.vault}** cannot be read as a vault: ${markdownText(summary.reason)}`);
           item.collapsibleState = vscode.TreeItemCollapsibleState.None;
           break;
         }

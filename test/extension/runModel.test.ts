@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ExecutionEnvelope } from '../../host/protocol/exec';
 import type { ExecRun } from '../../host/protocol/host';
-import { runDetail, runSummary } from '../../extension/executions/runModel';
+import { isChangedPath, runDetail, runSummary } from '../../extension/executions/runModel';
 import { runCli, runJson, tempDir } from '../helpers';
 
 describe('the executions view model', () => {
@@ -62,5 +62,25 @@ describe('the executions view model', () => {
     const big = runDetail(await exec('--max-output', '1024', '--shell', 'seq 1 2000'));
     assert.equal(big.stdout.truncated, true);
     assert.equal(big.stdout.bytes, 8893);
+  });
+
+  test('a run lost with its host is shown as lost, not running, and cannot be restored', () => {
+    const live: ExecRun = { id: 'r-lost', vault: 'v', command: 'sleep 60', surface: 'rpc', started_at: new Date().toISOString(), state: 'executing', stdout: 'so far\n', stderr: '', output_truncated: false, envelope: null };
+    assert.equal(runSummary(live).running, true, 'while its host lives it is going');
+    const s = runSummary(live, true);
+    assert.deepEqual([s.state, s.running, s.exit_code], ['lost', false, null]);
+    const d = runDetail(live, true);
+    assert.equal(d.summary.state, 'lost');
+    assert.equal(d.stdout.text, 'so far\n', 'what it printed is kept');
+    assert.deepEqual(d.states, ['executing', 'lost']);
+    assert.equal(d.restore.enabled, false);
+    assert.match(d.restore.reason, /vault host stopped while this run was going/);
+  });
+
+  test('Open Diff opens only a file the run changed', async () => {
+    const run = await exec('--shell', 'echo a > one.txt && mv one.txt two.txt && echo b > three.txt');
+    for (const p of ['/two.txt', '/three.txt']) assert.equal(isChangedPath(run, p), true, p);
+    for (const p of ['/app.py', '/etc/passwd', '../two.txt', '']) assert.equal(isChangedPath(run, p), false, p);
+    assert.equal(isChangedPath(undefined, '/two.txt'), false);
   });
 });

@@ -4,6 +4,7 @@ import type { CheckpointInfo } from '../../host/protocol/changes';
 import type { VaultInfo, VaultSummary } from '../../host/protocol/vault';
 import {
   checkpointDescription,
+  checkpointTooltip,
   checkpointsNewestFirst,
   contextValue,
   nodeId,
@@ -74,6 +75,16 @@ test('checkpoints are listed newest first and described by age, size and descrip
   const list = [cp('first', '2026-01-10T10:00:00Z'), cp('third', '2026-01-10T11:30:00Z'), cp('second', '2026-01-10T11:00:00Z', 'clean tree')];
   assert.deepEqual(checkpointsNewestFirst(list).map((c) => c.name), ['third', 'second', 'first']);
   assert.equal(checkpointDescription(list[2]!, Date.parse('2026-01-10T12:00:00Z')), '1 h ago · 10 B — clean tree');
+});
+
+test('a checkpoint description or a vault path from the host is shown as text in the Markdown tooltips, never as a link', () => {
+  const link = '[Open](command:workbench.action.terminal.sendSequence?x)';
+  const tip = checkpointTooltip({ name: 'x', created_at: '2026-01-10T10:00:00Z', description: `see ${link} **now**`, auto: false, file_count: 1, total_size: 1, total_size_human: '1 B' });
+  assert.ok(tip.includes('see \\[Open\\]\\(command\\:workbench\\.action\\.terminal\\.sendSequence?x\\) \\*\\*now\\*\\*'), tip);
+  const vault = vaultTooltip({ ...info(), path: '/tmp/`` [x](https://e.example) `.avfs' }, { ...mount, mountpoint: '/mnt/`a`' });
+  // Inline code whose delimiters are longer than any backtick run in it: the path cannot end it.
+  assert.ok(vault.includes('``` /tmp/`` [x](https://e.example) `.avfs ```'), vault);
+  assert.ok(vault.includes('Mounted at `` /mnt/`a` ``'), vault);
 });
 
 test('directory entries: directories first, then names in natural order', () => {

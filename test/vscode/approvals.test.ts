@@ -7,7 +7,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, it } from 'mocha';
 import * as vscode from 'vscode';
-import { agentRun, answerNextModal, avfs, hostReady, markerCommand, newVault, readyState, reveal, tidyWindow, until } from './helpers';
+import type { ApprovalRequest } from '../../host/protocol/exec';
+import { agentRun, answerNextModal, avfs, hostReady, markerCommand, newVault, readyState, reveal, tidyWindow, until, watchWarnings } from './helpers';
 import { notification, PART, requireUi, row, ui } from './ui';
 
 /** The notification center's button `name` on the notification whose text matches `match`. */
@@ -128,5 +129,105 @@ describe('Approvals', () => {
     await api.tree.settled();
     await vscode.commands.executeCommand('workbench.view.extension.avfs');
     await ui('gone', row('Pending Approvals'));
+  });
+
+  it('a request asked again under an id that already waits is denied at once; the first still waits', async () => {
+    const api = await hostReady();
+    const id = `dup-${Date.now()}`;
+    const req: ApprovalRequest = {
+      id,
+      vault: 'dup',
+      command: 'curl -s https://example.com',
+      cwd: '/',
+      action: 'require_approval',
+      categories: ['networked'],
+      reason: 'curl talks to the network',
+      rule: 'builtin:networked',
+      requested_at: new Date().toISOString(),
+      surface: 'rpc',
+      parts: [],
+      timeout_ms: 300_000,
+    };
+    const tokens = [new vscode.CancellationTokenSource(), new vscode.CancellationTokenSource()];
+    const first = api.approvals.ask(req, tokens[0]!.token);
+    const second = api.approvals.ask({ ...req, command: 'curl -s https://other.example' }, tokens[1]!.token);
+    const answered = await Promise.race([second, new Promise((r) => setTimeout(() => r('never answered'), 5000))]);
+    assert.notEqual(answered, 'never answered', 'the second request was left without an answer');
+    assert.equal((answered as { answer: string }).answer, 'deny');
+    assert.match((answered as { by: string }).by, /^VS Code/);
+    assert.deepEqual(api.approvals.pending().map((r) => [r.id, r.command]), [[id, 'curl -s https://example.com']], 'the first still waits, as it was asked');
+    assert.equal(await api.approvals.answer(id, 'deny'), true);
+    assert.equal((await first).answer, 'deny');
+    for (const t of tokens) t.dispose();
+  });
+
+  it('after a host restart the next request is shown again', async function () {
+    requireUi(this);
+    const api = await hostReady();
+    const vault = await newVault(api, 'appr');
+    const before = agentRun(vault, markerCommand('before-restart')).catch(() => undefined);
+    await until('the first request', () => api.approvals.pending().length === 1, 20_000);
+    await notification(/before-restart/, 20_000);
+    const pid = readyState(api).pid;
+    await vscode.commands.executeCommand('avfs.restartHost');
+    await until('a new host', () => api.host.state.name === 'ready' && readyState(api).pid !== pid, 30_000);
+    await before;
+    assert.deepEqual(api.approvals.pending(), [], 'what the old host asked left with it');
+    await vscode.commands.executeCommand('notifications.clearAll');
+    const after = agentRun(vault, markerCommand('after-restart'));
+    await clickOnNotification(/An agent wants to run .*after-restart/, 'Deny');
+    assert.equal((await after).envelope.result.state, 'denied');
+  });
+
+  it('a command too long to show whole offers Review… (not the approvals); the modal shows all of it and answers', async function () {
+    requireUi(this);
+    const api = await hostReady();
+    const vault = await newVault(api, 'appr');
+    const tag = `review-${Date.now()}`;
+    const command = `${markerCommand(tag)}; echo ${'x'.repeat(150)} hidden-middle ${'y'.repeat(150)} the-end`;
+    const run = agentRun(vault, command);
+    const text = await notification(new RegExp(`An agent wants to run .* in vault ${vault}`), 20_000);
+    assert.match(text, /Review it to see all of it before answering/);
+    assert.match(text, /Review….*Deny/);
+    assert.doesNotMatch(text, /Approve Once|Always Allow/);
+    assert.doesNotMatch(text, /hidden-middle/);
+    const modal = answerNextModal('Approve Once');
+    await clickOnNotification(new RegExp(vault), 'Review…');
+    const asked = await modal;
+    assert.deepEqual(asked.buttons, ['Approve Once', 'Always Allow…', 'Deny']);
+    assert.ok(asked.detail?.includes(command), asked.detail);
+    assert.match(asked.detail ?? '', /The part that asks:\n {2}• python3 -c .* — /);
+    const { envelope } = await run;
+    assert.equal(envelope.result.state, 'completed');
+    assert.equal((await markerOf(vault)).stdout, tag);
+  });
+
+  it('while the Always Allow rule is shown, a new request does not put up a second notification for the same one', async function () {
+    requireUi(this);
+    const api = await hostReady();
+    const vault = await newVault(api, 'appr');
+    const [tagA, tagB] = [`race-a-${Date.now()}`, `race-b-${Date.now()}`];
+    const watch = watchWarnings();
+    try {
+      const a = agentRun(vault, markerCommand(tagA));
+      await clickOnNotification(new RegExp(tagA), 'Always Allow…');
+      await until('the rule modal', () => watch.modals.length === 1);
+      const b = agentRun(vault, markerCommand(tagB));
+      await until('the second request', () => api.approvals.pending().length === 2, 20_000);
+      await new Promise((r) => setTimeout(r, 1000));
+      assert.equal(watch.toasts.filter((t) => t.includes(tagA)).length, 1, watch.toasts.join('\n'));
+      assert.equal(watch.toasts.filter((t) => t.includes(tagB)).length, 0, 'the second waits its turn');
+      // Cancelled at the rule: the first is asked again (never a silent deny), then the second.
+      watch.modals[0]!.answer(undefined);
+      await until('the first asked again', () => watch.toasts.filter((t) => t.includes(tagA)).length === 2);
+      const [reqA, reqB] = api.approvals.pending();
+      await api.approvals.answer(reqA!.id, 'deny');
+      await until('the second shown', () => watch.toasts.some((t) => t.includes(tagB)));
+      await api.approvals.answer(reqB!.id, 'deny');
+      assert.equal((await a).envelope.result.state, 'denied');
+      assert.equal((await b).envelope.result.state, 'denied');
+    } finally {
+      watch.dispose();
+    }
   });
 });

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'mocha';
 import * as vscode from 'vscode';
-import { agentRun, answerNextModal, avfs, avfsJson, hostReady, newVault, tidyWindow, until } from './helpers';
+import { agentRun, answerNextModal, avfs, avfsJson, hostReady, newVault, readyState, tidyWindow, until } from './helpers';
 import { requireUi, ui } from './ui';
 
 /** Inside the executions webview. */
@@ -118,5 +118,78 @@ describe('Executions view', () => {
     assert.notEqual(restore.disabled, null, 'the button is disabled');
     assert.match(restore.title ?? '', /took no checkpoint \(the policy let it run without one \(allow\)\)/);
     assert.match(await ui('visible', inView({ css: '.restore-note' })), /--checkpoint always/);
+  });
+
+  it('a run that was going when the host crashed is shown as lost (not running… forever), with no Restore', async function () {
+    requireUi(this);
+    const api = await hostReady();
+    const vault = await newVault(api, 'runs');
+    await api.executions.reveal();
+    // Bounded (10 s at most): whatever the crash leaves of it ends by itself.
+    const command = `echo going-${Date.now()}; for i in $(seq 1 100); do [ -e go ] && break; sleep 0.1; done`;
+    const run = agentRun(vault, command).catch(() => undefined);
+    await until('the run listed as running', () => api.executions.list().some((r) => r.command === command && r.running));
+    const pid = readyState(api).pid;
+    process.kill(pid, 'SIGKILL');
+    await until('a new host', () => api.host.state.name === 'ready' && readyState(api).pid !== pid, 30_000);
+    await until('the run shown as lost', () => api.executions.list().find((r) => r.command === command)?.state === 'lost');
+    assert.equal(api.executions.list().find((r) => r.command === command)?.running, false);
+    await run;
+    await selectRun(command);
+    const id = api.executions.list().find((r) => r.command === command)!.id;
+    const cells = await ui('texts', inView({ css: `tr.run[data-run="${id}"] td` }));
+    assert.equal(cells[3], 'lost');
+    const restore = await ui('attributes', inView({ role: 'button', name: 'Restore to before this run', names: ['disabled', 'title'] }));
+    assert.notEqual(restore.disabled, null, 'the button is disabled');
+    assert.match(restore.title ?? '', /vault host stopped while this run was going/);
+  });
+
+  it('while a run streams, new output is added without moving a reader who scrolled up back to the bottom', async function () {
+    requireUi(this);
+    const api = await hostReady();
+    const vault = await newVault(api, 'runs');
+    await api.executions.reveal();
+    // Many lines at once, then one line every 0.1 s until the test lets it end (15 s at most).
+    const command = `seq 1 400; for i in $(seq 1 150); do [ -e go ] && break; echo more $i; sleep 0.1; done`;
+    const run = agentRun(vault, command);
+    await until('the run listed', () => api.executions.list().some((r) => r.command === command && r.running));
+    await selectRun(command);
+    await ui('click', inView({ role: 'tab', name: 'Output' }));
+    const out = inView({ css: '.detail pre.stdout' });
+    await until('its first lines', async () => (await ui('texts', out)).join('').includes('400'));
+    try {
+      const up = await ui('scroll', { ...out, top: 100 });
+      assert.equal(up.top, 100);
+      await until('more output shown', async () => (await ui('scroll', out)).height > up.height + 40);
+      await new Promise((r) => setTimeout(r, 500));
+      assert.equal((await ui('scroll', out)).top, 100, 'the reader stays where they scrolled');
+    } finally {
+      // Let the run end either way: none is left going after the test.
+      await avfsJson('--vault', vault, 'write', '/go', '');
+    }
+    assert.equal((await run).envelope.result.state, 'completed');
+  });
+
+  it('a command, its output and a changed file named like HTML are shown as text: no element is made, no handler runs', async function () {
+    requireUi(this);
+    const api = await hostReady();
+    const vault = await newVault(api, 'runs');
+    await api.executions.reveal();
+    const evil = '<img src=x onerror=document.body.dataset.pwned=1>';
+    const command = `echo '${evil}' > '${evil}'; cat '${evil}'`;
+    const { envelope } = await agentRun(vault, command);
+    assert.equal(envelope.result.state, 'completed', JSON.stringify(envelope.result.error));
+    assert.deepEqual(envelope.result.changed_files, [`/${evil}`]);
+    await selectRun(command);
+    await ui('click', inView({ role: 'tab', name: 'Output' }));
+    assert.equal((await ui('texts', inView({ css: `tr.run[data-run="${envelope.id}"] td.command` })))[0], command);
+    assert.equal(await ui('visible', inView({ css: '.detail h2.title' })), command);
+    assert.equal((await ui('texts', inView({ css: '.detail pre.stdout' }))).join(''), evil);
+    await ui('click', inView({ role: 'tab', name: 'Changes' }));
+    const file = await ui('attributes', inView({ css: 'vscode-collapsible.file', names: ['data-path', 'description'] }));
+    assert.equal(file['data-path'], `/${evil}`);
+    assert.match(file.description ?? '', new RegExp(`^/${evil.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} · `));
+    assert.deepEqual(await ui('texts', inView({ css: 'img' })), [], 'no img element was made');
+    assert.equal((await ui('attributes', inView({ css: 'body', names: ['data-pwned'] })))['data-pwned'], null, 'its handler never ran');
   });
 });

@@ -185,3 +185,36 @@ export async function newVault(api: AvfsTestApi, prefix: string, files: Record<s
   await until('the extension to know the vault', async () => (await api.host.request('vault/list', {})).vaults.some((v) => v.name === vault));
   return vault;
 }
+
+export interface WarningWatch extends vscode.Disposable {
+  /** The non-modal warning notifications shown since, in order (they are shown as usual). */
+  toasts: string[];
+  /** The modal ones, held until the test answers each (undefined: Cancel). */
+  modals: { seen: ModalSeen; answer(pick: string | undefined): void }[];
+}
+
+/**
+ * Watches the extension's warning messages: records each notification and holds each modal (which
+ * VS Code refuses to show in tests, see answerNextModal) until the test answers it, so a test can
+ * look at the window while a modal is open.
+ */
+export function watchWarnings(): WarningWatch {
+  const window = vscode.window as unknown as { showWarningMessage: (...args: unknown[]) => Thenable<unknown> };
+  const real = window.showWarningMessage;
+  const watch: WarningWatch = {
+    toasts: [],
+    modals: [],
+    dispose: () => (window.showWarningMessage = real),
+  };
+  window.showWarningMessage = (message: unknown, ...rest: unknown[]) => {
+    const options = rest[0] as vscode.MessageOptions | undefined;
+    if (typeof message !== 'string') return real.call(vscode.window, message, ...rest);
+    if (!options?.modal) {
+      watch.toasts.push(message);
+      return real.call(vscode.window, message, ...rest);
+    }
+    const buttons = rest.slice(1).map((b) => (typeof b === 'string' ? b : (b as vscode.MessageItem).title));
+    return new Promise((resolve) => watch.modals.push({ seen: { message, detail: options.detail, buttons }, answer: resolve }));
+  };
+  return watch;
+}

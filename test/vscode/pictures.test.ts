@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'mocha';
 import * as vscode from 'vscode';
 import type { AvfsTestApi } from '../../extension/extension';
-import { agentRun, avfs, hostReady, reveal, tidyWindow, until } from './helpers';
+import { agentRun, answerNextModal, avfs, hostReady, reveal, tidyWindow, until } from './helpers';
 import { notification, PART, requireUi, row, ui } from './ui';
 
 describe('README pictures', () => {
@@ -93,7 +93,10 @@ describe('README pictures', () => {
     await notification(/An agent wants to run .* in vault web-app/, 20_000);
     await ui('moveMouse', { x: 700, y: 300 });
     await ui('screenshot', { name: 'approval-notification' });
-    await ui('click', { role: 'button', name: 'Approve Once', exact: true, within: '.notifications-center' });
+    // Too long to show whole (132 characters): the notification offers Review…, whose modal has the answers.
+    const modal = answerNextModal('Approve Once');
+    await ui('click', { role: 'button', name: 'Review…', exact: true, within: '.notifications-center' });
+    await modal;
     assert.equal((await run).envelope.result.state, 'completed');
   });
 

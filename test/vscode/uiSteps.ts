@@ -168,6 +168,13 @@ export const uiSteps = {
   async html(ctx: StepContext, t: Target): Promise<string> {
     return locate(await scopeOf(ctx, t), t).evaluate((e) => e.outerHTML);
   },
+  /** The target's scroll position and height, after scrolling it to `top` when given (as a person's wheel would). */
+  async scroll(ctx: StepContext, args: Target & { top?: number }): Promise<{ top: number; height: number }> {
+    return locate(await scopeOf(ctx, args), args).evaluate((e, top) => {
+      if (top !== null) e.scrollTop = top;
+      return { top: e.scrollTop, height: e.scrollHeight };
+    }, args.top ?? null);
+  },
   /** Saves a screenshot of the whole window. */
   async screenshot(ctx: StepContext, args: { name: string }): Promise<string> {
     return ctx.screenshot(args.name);
