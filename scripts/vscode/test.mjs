@@ -8,7 +8,8 @@
 // test needs to act on or look at the UI, it asks this runner to run a Playwright step against the
 // same window (test/vscode/ui.ts → scripts/vscode/uiDriver.mjs → test/vscode/uiSteps.ts).
 // Everything it starts (code-server's process group, Chromium) is stopped at the end, whatever happens.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -172,8 +173,24 @@ async function cleanup() {
     }
   }
   cleanups.length = 0;
-  if (!opt.keep) rmSync(runDir, { recursive: true, force: true });
-  else say(`kept ${runDir}`);
+  if (opt.keep) return say(`kept ${runDir}`);
+  // A mount a test left up under the run's avfs home (a host killed mid-run leaves its run's mount
+  // server serving: docs/exec.md) is detached first; the folder is not removed through a mount.
+  const mounts = readFileSync('/proc/self/mounts', 'utf8')
+    .split('\n')
+    .map((line) => line.split(' ')[1]?.replace(/\\040/g, ' '))
+    .filter((mp) => mp && mp.startsWith(runDir + '/'));
+  for (const mp of mounts.reverse()) {
+    say(`clean-up: a mount left up at ${mp}: detached`);
+    spawnSync('fusermount', ['-uz', mp], { stdio: 'ignore' });
+  }
+  // And the servers of such mounts (named by their mountpoint in the run's folder): none outlives the run.
+  if (mounts.length > 0) spawnSync('pkill', ['-f', '--', `mount .* ${runDir}/`], { stdio: 'ignore' });
+  try {
+    rmSync(runDir, { recursive: true, force: true });
+  } catch (e) {
+    say(`clean-up: ${runDir} not removed: ${e instanceof Error ? e.message : String(e)}`);
+  }
 }
 
 // Interrupted: stop everything, then exit as the signal would have.
