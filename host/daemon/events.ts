@@ -19,6 +19,8 @@ export interface VaultChangeNotice {
 
 /** Changes read per vault per notice; more than this and the notice says `truncated`. */
 const MAX_PER_NOTICE = 1000;
+/** Looks at a vault whose file changed with nothing new in its journal yet (see recheckLater). */
+const RECHECKS = 3;
 
 export class ChangeWatcher {
   private watcher: FSWatcher | undefined;
@@ -28,6 +30,8 @@ export class ChangeWatcher {
   private timer: NodeJS.Timeout | undefined;
   /** When the last notice went out. A look that finds nothing new (the first bytes of a commit still being written) does not count. */
   private lastFlush = -Infinity;
+  /** Vaults whose last look found nothing new, with how many more looks they had. */
+  private readonly rechecks = new Map<string, number>();
 
   constructor(
     private readonly home: AvfsHome,
@@ -72,7 +76,8 @@ export class ChangeWatcher {
     this.dirty.clear();
     for (const name of names) {
       try {
-        this.check(name);
+        if (this.check(name)) this.rechecks.delete(name);
+        else this.recheckLater(name);
       } catch (e) {
         this.log(`reading the journal of ${name} failed: ${e instanceof Error ? e.message : String(e)}`);
         this.forget(name);
@@ -80,20 +85,38 @@ export class ChangeWatcher {
     }
   }
 
-  private check(name: string): void {
+  /**
+   * A vault file changed but its journal shows nothing new yet: the writer may be between writing
+   * its commit to the WAL (the write that woke us) and publishing it in the WAL index (shared
+   * memory, which wakes no one). Look again a few times, so the last change of a burst is never
+   * left untold until some later write.
+   */
+  private recheckLater(name: string): void {
+    const done = this.rechecks.get(name) ?? 0;
+    if (done >= RECHECKS) {
+      this.rechecks.delete(name);
+      return;
+    }
+    this.rechecks.set(name, done + 1);
+    this.dirty.add(name);
+    this.timer ??= setTimeout(() => this.flush(), this.batchMs);
+  }
+
+  /** Sends what changed in a vault; false when its journal held nothing new. */
+  private check(name: string): boolean {
     const known = this.lastSeq.has(name);
     if (!existsSync(this.home.vaultFile(name))) {
       if (known) {
         this.forget(name);
         this.emit({ vault: name, kind: 'deleted', changes: [], truncated: false });
       }
-      return;
+      return true;
     }
     if (!known) {
       // A new vault (created, forked, or copied in): everything in its journal so far is its creation.
       this.lastSeq.set(name, this.maxSeq(name));
       this.emit({ vault: name, kind: 'created', changes: [], truncated: false });
-      return;
+      return true;
     }
     const since = this.lastSeq.get(name) ?? 0;
     const rows = this.vault(name)
@@ -101,11 +124,12 @@ export class ChangeWatcher {
         'SELECT seq, op, path, path2, surface FROM journal WHERE seq > ? ORDER BY seq LIMIT ?',
       )
       .all(since, MAX_PER_NOTICE + 1);
-    if (rows.length === 0) return;
+    if (rows.length === 0) return false;
     const truncated = rows.length > MAX_PER_NOTICE;
     const changes = rows.slice(0, MAX_PER_NOTICE);
     this.lastSeq.set(name, truncated ? this.maxSeq(name) : changes[changes.length - 1]!.seq);
     this.emit({ vault: name, kind: 'files', changes, truncated });
+    return true;
   }
 
   private vault(name: string): Vault {
