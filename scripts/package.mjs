@@ -1,4 +1,4 @@
-// Builds the installable VSIX: the extension, the CLI/host bundle, the parser's wasm files and the
+// Builds the installable VSIX: the extension, the CLI/host bundle and the
 // host's native modules, for this machine's platform (native binaries are built per OS and arch).
 //
 //   npm run package [-- --out <dir>]     →  <dir>/agentvfs-vscode-<version>-linux-x64.vsix (default dir: the checkout)
