@@ -37,6 +37,8 @@ const REQUIRED = [
   'dist/webview.js',
   'dist/avfs.js',
   'dist/avfs-core.js',
+  // The core of `avfs policy …` (scripts/build.mjs).
+  'dist/avfs-policy.js',
   'dist/avfs-runner.js',
   'dist/avfs-ops-worker.js',
   // SQLite: the binary, its loader, and what the loader requires.
@@ -146,7 +148,7 @@ describe('the VSIX (npm run package)', { timeout: 600_000 }, () => {
     for (const name of shipped) assert.equal(lock.packages[`node_modules/${name}`]?.dev, undefined, `${name} is a dev dependency`);
 
     // Top-level dist/ only: the VS Code tests' bundles (dist/test/) stay out.
-    assert.deepEqual(files.filter((f) => f.startsWith('dist/')).sort(), ['dist/avfs-core.js', 'dist/avfs-core.js.cache', 'dist/avfs-ops-worker.js', 'dist/avfs-runner.js', 'dist/avfs.js', 'dist/avfs_fuse.node', 'dist/extension.js', 'dist/webview.js']);
+    assert.deepEqual(files.filter((f) => f.startsWith('dist/')).sort(), ['dist/avfs-core.js', 'dist/avfs-core.js.cache', 'dist/avfs-ops-worker.js', 'dist/avfs-policy.js', 'dist/avfs-policy.js.cache', 'dist/avfs-runner.js', 'dist/avfs.js', 'dist/avfs_fuse.node', 'dist/extension.js', 'dist/webview.js']);
     // Sane size: about 1.6 MiB and 46 files today; the whole of better-sqlite3 (its SQLite
     // sources) or a source tree would break these bounds.
     const bytes = readFileSync(vsix).length;
