@@ -100,7 +100,10 @@ function writeCodeCache(outdir) {
   try {
     // The policy core's cache, from a decision that reads shell text (the parser, the walk, the rules).
     const policy = cli(['--json', 'policy', 'check', '--shell', 'cd src && npm test 2>&1 | tee log && echo "$(date)" > done'], 'exit');
-    if (policy.status !== 0 || !cacheAccepted(outdir, 'avfs-policy.js')) rmSync(join(outdir, 'avfs-policy.js.cache'), { force: true });
+    if (policy.status !== 0 || !cacheAccepted(outdir, 'avfs-policy.js')) {
+      rmSync(join(outdir, 'avfs-policy.js.cache'), { force: true });
+      process.stderr.write(`build: no code cache for avfs-policy.js (its decision failed: ${policy.stdout || policy.stderr}); it loads without one\n`);
+    }
     const ran = cli(['vault', 'create', 'cache'], '').status === 0 && cli(['--vault', 'cache', 'proxy', 'exec', '--', 'true'], 'exit').status === 0;
     if (ran && existsSync(cache) && cacheAccepted(outdir, 'avfs-core.js')) return;
     rmSync(cache, { force: true });
