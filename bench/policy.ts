@@ -7,8 +7,7 @@
  * Cold start, side by side in fresh processes, runs interleaved: `node -e 0` (Node itself),
  * `avfs --version`, and `avfs policy check` of a one-word and of a longer command line; medians
  * and the ratio to `--version` (target: policy check ≤ 1.5 × --version). Then the parser alone
- * (web-tree-sitter, the bash grammar, one parse, exit) with V8's default wasm tiers and with the
- * baseline compiler only, which is what one-shot CLI processes use (host/policy/parse.ts).
+ * (tree-sitter's native runtime and the bash grammar loaded, one parse of the long line, exit).
  * Warm figures: the corpus is decided three times to warm up, then every command is decided
  * `--reps` times; the table shows the median and p95 over commands of each one's median time.
  */
@@ -80,26 +79,28 @@ async function main(): Promise<void> {
 
   // Cold starts in fresh processes, interleaved so that machine load hits every variant alike.
   const bin = join(ROOT, 'dist', 'avfs.js');
-  const wasm = join(ROOT, 'dist', 'tree-sitter-bash.wasm');
-  const runtime = join(ROOT, 'dist', 'web-tree-sitter.wasm');
-  const treeSitter = require.resolve('web-tree-sitter');
-  const parserOnly = `const T=require(${JSON.stringify(treeSitter)});(async()=>{await T.Parser.init({locateFile:()=>${JSON.stringify(runtime)}});` +
-    `const l=await T.Language.load(${JSON.stringify(wasm)});const p=new T.Parser();p.setLanguage(l);p.parse(${JSON.stringify(LONG_LINE)}).delete();})()`;
-  const variants: { label: string; args: string[] }[] = [
+  // The parser alone: the two native modules loaded, one parse of the long line, exit.
+  const parserOnly = `const P=require(${JSON.stringify(require.resolve('tree-sitter'))});const p=new P();` +
+    `p.setLanguage(require(${JSON.stringify(require.resolve('tree-sitter-bash'))}));p.parse(${JSON.stringify(LONG_LINE)});`;
+  const variants: { label: string; args: string[]; home?: string }[] = [
     { label: 'node -e 0', args: ['-e', '0'] },
     { label: 'avfs --version', args: [bin, '--version'] },
     { label: "avfs policy check --shell 'ls'", args: [bin, '--json', 'policy', 'check', '--shell', 'ls'] },
     { label: 'avfs policy check --shell <long line>', args: [bin, '--json', 'policy', 'check', '--shell', LONG_LINE] },
-    { label: 'parser alone, default wasm tiers', args: ['-e', parserOnly] },
-    { label: 'parser alone, baseline only', args: ['--liftoff-only', '-e', parserOnly] },
+    { label: 'node -e <the parser alone>', args: ['-e', parserOnly] },
   ];
-  const cold = new Map<string, number[]>(variants.map((v) => [v.label, []]));
   const home = mkdtempSync(join(tmpdir(), 'avfs-bench-policy-'));
+  // The same call where a current vault exists: its rules are read from it (SQLite opened).
+  const withVault = join(home, 'with-vault');
+  const made = spawnSync(process.execPath, [bin, 'vault', 'create', 'bench'], { env: { ...process.env, AVFS_HOME: withVault, AVFS_NO_HOST: '1' } });
+  if (made.status !== 0) throw new Error(`vault create failed: ${made.stderr}`);
+  variants.push({ label: 'the long line, with a current vault', args: [bin, '--json', 'policy', 'check', '--shell', LONG_LINE], home: withVault });
+  const cold = new Map<string, number[]>(variants.map((v) => [v.label, []]));
   try {
     for (let i = 0; i < CLI_RUNS; i++) {
       for (const variant of variants) {
         const a = performance.now();
-        const r = spawnSync(process.execPath, variant.args, { env: { ...process.env, AVFS_HOME: home } });
+        const r = spawnSync(process.execPath, variant.args, { env: { ...process.env, AVFS_HOME: variant.home ?? join(home, 'empty'), AVFS_NO_HOST: '1' } });
         if (r.status !== 0) throw new Error(`${variant.label} failed: ${r.stderr}`);
         cold.get(variant.label)!.push(performance.now() - a);
       }
@@ -134,11 +135,9 @@ async function main(): Promise<void> {
   const cw = Math.max(...variants.map((v) => v.label.length));
   for (const variant of variants) {
     const m = coldMedian(variant.label);
-    const ratio = variant.label.startsWith('avfs policy') ? `  ${(m / version).toFixed(2)}× --version` : '';
+    const ratio = variant.args.includes('policy') ? `  ${(m / version).toFixed(2)}× --version` : '';
     console.log(`  ${variant.label.padEnd(cw)}  ${ms(m).padStart(8)} ms${ratio}`);
   }
-  const parserSaving = coldMedian('parser alone, default wasm tiers') - coldMedian('parser alone, baseline only');
-  console.log(`  baseline-only parser saves ${ms(parserSaving)} ms per one-shot process on the long line`);
   const target = quantile(medians, 0.5) <= 1;
   console.log(`\ntarget median <= 1 ms per command: ${target ? 'met' : 'NOT met'}`);
   const coldTarget = checkShort <= 1.5 * version && checkLong <= 1.5 * version;

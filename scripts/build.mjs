@@ -21,8 +21,9 @@ const common = {
   format: 'cjs',
   sourcemap: 'linked',
   logLevel: 'warning',
-  // Native modules load their own binaries; vscode is provided by the editor.
-  external: ['better-sqlite3', 'vscode'],
+  // Native modules load their own binaries from their package folders (SQLite, and the policy's
+  // shell parser: tree-sitter's runtime and the bash grammar); vscode is provided by the editor.
+  external: ['better-sqlite3', 'tree-sitter', 'tree-sitter-bash', 'vscode'],
   // import() becomes require(): the CLI's core is compiled with V8's code cache through a
   // vm.Script (host/cli/bundleLoader.ts), which has no loader for import().
   supported: { 'dynamic-import': false },
@@ -59,6 +60,28 @@ const zodEnglishOnly = {
 };
 
 /**
+ * dist/avfs-policy.js: the core for `avfs policy …` alone (host/cli/main.ts picks it). The other
+ * areas' handlers (host/cli/core.ts), method schemas (host/protocol/methods/areas.ts) and operations
+ * (host/ops/load.ts), which load by area, are left out: a smaller file, and a faster load.
+ */
+const AREAS_OF = {
+  [join('host', 'cli', 'core.ts')]: /^\.\/handlers\/(\w+)$/,
+  [join('host', 'protocol', 'methods', 'areas.ts')]: /^\.\/(\w+)$/,
+  [join('host', 'ops', 'load.ts')]: /^\.\/(\w+)$/,
+};
+const policyAreaOnly = {
+  name: 'policy-area-only',
+  setup(b) {
+    b.onResolve({ filter: /^\.\/(handlers\/)?\w+$/ }, (args) => {
+      const pattern = Object.entries(AREAS_OF).find(([file]) => args.importer.endsWith(file))?.[1];
+      const area = pattern?.exec(args.path)?.[1];
+      return area && area !== 'policy' ? { path: args.path, namespace: 'other-area' } : undefined;
+    });
+    b.onLoad({ filter: /.*/, namespace: 'other-area' }, () => ({ contents: 'module.exports = {};', loader: 'js' }));
+  },
+};
+
+/**
  * V8's code cache of dist/avfs-core.js (host/cli/bundleLoader.ts), made by the Node that builds,
  * which is the Node that runs the CLI. Best made at the end of a one-shot `proxy exec -- true`,
  * in a throw-away home: the cache then also holds the functions a call compiles as it runs (the
@@ -75,8 +98,14 @@ function writeCodeCache(outdir) {
     });
   const cache = join(outdir, 'avfs-core.js.cache');
   try {
+    // The policy core's cache, from a decision that reads shell text (the parser, the walk, the rules).
+    const policy = cli(['--json', 'policy', 'check', '--shell', 'cd src && npm test 2>&1 | tee log && echo "$(date)" > done'], 'exit');
+    if (policy.status !== 0 || !cacheAccepted(outdir, 'avfs-policy.js')) {
+      rmSync(join(outdir, 'avfs-policy.js.cache'), { force: true });
+      process.stderr.write(`build: no code cache for avfs-policy.js (its decision failed: ${policy.stdout || policy.stderr}); it loads without one\n`);
+    }
     const ran = cli(['vault', 'create', 'cache'], '').status === 0 && cli(['--vault', 'cache', 'proxy', 'exec', '--', 'true'], 'exit').status === 0;
-    if (ran && existsSync(cache) && cacheAccepted(outdir)) return;
+    if (ran && existsSync(cache) && cacheAccepted(outdir, 'avfs-core.js')) return;
     rmSync(cache, { force: true });
     const r = cli(['--json', 'pwd'], '1');
     if (r.status !== 0 || !existsSync(cache)) throw new Error(`writing the code cache failed: ${r.stderr}`);
@@ -86,11 +115,11 @@ function writeCodeCache(outdir) {
 }
 
 /** Whether a fresh Node accepts the code cache (V8 rejects one made under other flags). */
-function cacheAccepted(outdir) {
+function cacheAccepted(outdir, file) {
   const check = `const { Script } = require('node:vm'); const { wrap } = require('node:module'); const { readFileSync } = require('node:fs');
     const f = process.argv[1]; const s = new Script(wrap(readFileSync(f, 'utf8')), { filename: f, cachedData: readFileSync(f + '.cache') });
     process.exit(s.cachedDataRejected ? 1 : 0);`;
-  return spawnSync(process.execPath, ['-e', check, join(outdir, 'avfs-core.js')]).status === 0;
+  return spawnSync(process.execPath, ['-e', check, join(outdir, file)]).status === 0;
 }
 
 /**
@@ -112,6 +141,7 @@ export async function buildProduct({ outdir = dist, production = false } = {}) {
   });
   chmodSync(join(outdir, 'avfs.js'), 0o755);
   await build({ ...options, entryPoints: [join(root, 'host/cli/core.ts')], outfile: join(outdir, 'avfs-core.js'), plugins: [zodEnglishOnly] });
+  await build({ ...options, entryPoints: [join(root, 'host/cli/core.ts')], outfile: join(outdir, 'avfs-policy.js'), plugins: [policyAreaOnly, zodEnglishOnly] });
   // The process that starts the vault host's commands (host/proxy/runnerClient.ts).
   await build({ ...options, entryPoints: [join(root, 'host/proxy/runnerProcess.ts')], outfile: join(outdir, 'avfs-runner.js') });
   // The vault host's operation threads (host/daemon/pool.ts).
@@ -137,15 +167,6 @@ export async function buildProduct({ outdir = dist, production = false } = {}) {
       outfile: join(outdir, 'webview.js'),
       plugins: [zodEnglishOnly],
     });
-  }
-
-  // The policy parser's grammars ship beside the bundle.
-  for (const [pkg, file] of [
-    ['web-tree-sitter', 'web-tree-sitter.wasm'],
-    ['tree-sitter-bash', 'tree-sitter-bash.wasm'],
-  ]) {
-    const src = join(root, 'node_modules', pkg, file);
-    if (existsSync(src)) copyFileSync(src, join(outdir, file));
   }
 }
 

@@ -1,4 +1,4 @@
-// Builds the installable VSIX: the extension, the CLI/host bundle, the parser's wasm files and the
+// Builds the installable VSIX: the extension, the CLI/host bundle and the
 // host's native modules, for this machine's platform (native binaries are built per OS and arch).
 //
 //   npm run package [-- --out <dir>]     →  <dir>/agentvfs-vscode-<version>-linux-x64.vsix (default dir: the checkout)
@@ -54,13 +54,15 @@ export async function packageVsix({ outDir = root, log = () => {} } = {}) {
 
   const stage = mkdtempSync(join(tmpdir(), 'avfs-vsix-'));
   try {
+    // A link, not a copy: vsce reads the production tree through it and copies only what the
+    // allow-list keeps. realpath: the checkout's node_modules may itself be a link (git worktrees).
+    // Made first: the build runs the bundled CLI there to make its code caches, and the policy
+    // core's call loads the parser's native modules from it.
+    symlinkSync(realpathSync(join(root, 'node_modules')), join(stage, 'node_modules'), 'dir');
     log(`building the bundles (production) in ${stage}`);
     await buildProduct({ outdir: join(stage, 'dist'), production: true });
     for (const file of ['package.json', 'README.md', 'LICENSE', '.vscodeignore']) copyFileSync(join(root, file), join(stage, file));
     cpSync(join(root, 'media'), join(stage, 'media'), { recursive: true });
-    // A link, not a copy: vsce reads the production tree through it and copies only what the
-    // allow-list keeps. realpath: the checkout's node_modules may itself be a link (git worktrees).
-    symlinkSync(realpathSync(join(root, 'node_modules')), join(stage, 'node_modules'), 'dir');
 
     // `vsce ls` is what vsce will pack (paths as in the checkout; the VSIX renames README.md and
     // LICENSE): every line of the allow-list must match something there, or a binary is missing.

@@ -42,7 +42,7 @@ if (!existsSync(bundle) || Math.max(...inputs.map(newest)) > statSync(bundle).mt
 }
 
 const header = (title) => process.stdout.write(`\n\x1b[1m== ${title}\x1b[0m\n\n`);
-const run = (args) => spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit', env: { ...process.env, AVFS_ROOT: root } }).status ?? 1;
+const run = (args) => spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' }).status ?? 1;
 
 if (!filters.length) header(`node:test: ${selected.length} files under test/`);
 const unit = run(['--import', 'tsx', '--test', '--test-reporter=spec', ...selected]);

@@ -22,9 +22,7 @@ export function requireWithCodeCache<T>(file: string): T {
   const mod = { exports: {} as T };
   (script.runInThisContext() as (...a: unknown[]) => void).call(mod.exports, mod.exports, createRequire(file), mod, file, dirname(file));
   // The build writes the cache (scripts/build.mjs): `exit`, as the call ends, so it also holds
-  // what the call compiled as it ran; `1`, right after loading. Either must be made before
-  // anything changes V8's flags, which would make the cache useless (the policy parser sets
-  // --liftoff-only when it loads: the build's call runs a command that needs no parser).
+  // what the call compiled as it ran; `1`, right after loading.
   const write = process.env.AVFS_WRITE_CODE_CACHE;
   if (write === '1') writeFileSync(`${file}.cache`, script.createCachedData());
   if (write === 'exit') process.on('exit', () => writeFileSync(`${file}.cache`, script.createCachedData()));

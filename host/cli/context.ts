@@ -77,9 +77,9 @@ export class CliContext {
 
   /** Runs an operation in this process, whatever is running (see docs/architecture.md for which commands do). */
   async callLocal<M extends OpName>(method: M, params: MethodParams<M>): Promise<MethodResult<M>> {
-    const { METHODS } = await import('../protocol/methods');
+    const { methodSchemas } = await import('../protocol/methods/areas');
     const { loadOp } = await import('../ops/load');
-    const parsed = METHODS[method].params.parse(params);
+    const parsed = (await methodSchemas(method)).params.parse(params);
     const op = (await loadOp(method)) as (ctx: OpsContext, p: unknown) => MethodResult<M> | Promise<MethodResult<M>>;
     return op(await this.opsContext(), parsed);
   }
@@ -102,7 +102,7 @@ export class CliContext {
         home,
         surface: 'cli',
         vaults: oneShotVaults(home),
-        engine: async () => (await import('../policy/engine')).createPolicyEngine({ oneShot: true }),
+        engine: async () => (await import('../policy/engine')).createPolicyEngine(),
       };
     }
     return this.local;

@@ -6,19 +6,47 @@
 import type { Command } from 'commander';
 import { AvfsError } from '../protocol/errors';
 import { CliContext, type CliIo } from './context';
-import { checkpointHandlers } from './handlers/checkpoint';
-import { fileHandlers } from './handlers/files';
-import { hostHandlers } from './handlers/host';
-import { mountHandlers } from './handlers/mount';
-import { policyHandlers } from './handlers/policy';
-import { proxyHandlers } from './handlers/proxy';
-import { storeHandlers } from './handlers/store';
-import { vaultHandlers } from './handlers/vault';
+import type { checkpointHandlers } from './handlers/checkpoint';
+import type { fileHandlers } from './handlers/files';
+import type { hostHandlers } from './handlers/host';
+import type { mountHandlers } from './handlers/mount';
+import type { policyHandlers } from './handlers/policy';
+import type { proxyHandlers } from './handlers/proxy';
+import type { storeHandlers } from './handlers/store';
+import type { vaultHandlers } from './handlers/vault';
 
 export type { CliIo };
 
-const HANDLERS = { ...vaultHandlers, ...fileHandlers, ...storeHandlers, ...checkpointHandlers, ...mountHandlers, ...policyHandlers, ...proxyHandlers, ...hostHandlers };
-export type HandlerName = keyof typeof HANDLERS;
+type Handlers = typeof vaultHandlers & typeof fileHandlers & typeof storeHandlers & typeof checkpointHandlers &
+  typeof mountHandlers & typeof policyHandlers & typeof proxyHandlers & typeof hostHandlers;
+export type HandlerName = keyof Handlers;
+type Handler = (ctx: CliContext, ...a: unknown[]) => unknown;
+
+/**
+ * The handlers of a command's area (the part of its name before the dot), loaded when it runs: a
+ * call initialises only its own area's modules (`policy check` does not build the envelope's
+ * schemas for `proxy exec`, nor start the FUSE layer). In the bundle, import() is a lazy
+ * initialiser within this file (scripts/build.mjs).
+ */
+async function handlerOf(name: HandlerName): Promise<Handler> {
+  const area = name.slice(0, name.indexOf('.'));
+  const table: Record<string, unknown> = await (async () => {
+    switch (area) {
+      case 'vault': return (await import('./handlers/vault')).vaultHandlers;
+      case 'files': return (await import('./handlers/files')).fileHandlers;
+      case 'store': return (await import('./handlers/store')).storeHandlers;
+      case 'checkpoint': return (await import('./handlers/checkpoint')).checkpointHandlers;
+      case 'mount': return (await import('./handlers/mount')).mountHandlers;
+      case 'policy': return (await import('./handlers/policy')).policyHandlers;
+      case 'proxy': return (await import('./handlers/proxy')).proxyHandlers;
+      case 'host': return (await import('./handlers/host')).hostHandlers;
+    }
+    return {};
+  })();
+  const handler = table[name];
+  if (typeof handler !== 'function') throw new AvfsError('Internal', `no handler for ${name}`);
+  return handler as Handler;
+}
 
 export interface Outcome {
   code: number;
@@ -31,7 +59,7 @@ export async function runAction(name: HandlerName, args: unknown[], io: CliIo): 
   const cmd = args[args.length - 1] as Command;
   const ctx = new CliContext(io, `avfs ${commandPath(cmd)}`);
   try {
-    await (HANDLERS[name] as (ctx: CliContext, ...a: unknown[]) => unknown)(ctx, ...args);
+    await (await handlerOf(name))(ctx, ...args);
   } catch (e) {
     ctx.exitCode = ctx.printError(e, !!ctx.globals(cmd).json);
   } finally {

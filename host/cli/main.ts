@@ -25,10 +25,12 @@ import { execInLiveMount } from './liveMountClient';
  * The handlers' module; in the bundle a file of its own (see scripts/build.mjs), read only when a
  * command runs. Loaded with require, not import(): importing CommonJS through Node's ESM loader
  * runs its export scanner over the whole 2 MB file first, which costs more than the file's compile.
+ * `avfs policy …` has a core of its own, without the other commands' handlers and operations: it
+ * is the call an agent's tooling makes cold before each command, and half the size loads in half the time.
  */
-function core(): typeof import('./core') {
+function core(handler?: string): typeof import('./core') {
   // In the bundle (dist/avfs.js) the core is dist/avfs-core.js beside it, loaded with its code cache.
-  const bundled = join(__dirname, 'avfs-core.js');
+  const bundled = join(__dirname, handler?.startsWith('policy.') ? 'avfs-policy.js' : 'avfs-core.js');
   if (__filename.endsWith('avfs.js') && existsSync(bundled)) return requireWithCodeCache<typeof import('./core')>(bundled);
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- see above
   return require('./core') as typeof import('./core');
@@ -56,7 +58,7 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
   const program = buildProgram((name) => async (...args: unknown[]) => {
     // A run that a live mount's server can take never loads the core (host/cli/liveMountClient.ts).
     const handed = name === 'proxy.exec' ? await execInLiveMount(args, io, (message, json) => core().failure('MountError', message, json, io)) : undefined;
-    outcome = handed ?? (await core().runAction(name, args, io));
+    outcome = handed ?? (await core(name).runAction(name, args, io));
   });
   const json = argv.includes('--json');
   const bare = argv.filter((a) => a !== '--json');

@@ -7,7 +7,7 @@ import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { join } from 'node:path';
 import { z } from 'zod';
 import { AvfsError } from '../protocol/errors';
-import { pidAlive } from '../fuse/registry';
+import { pidAlive } from '../fuse/liveness';
 import type { HomeDir } from '../store/homeDir';
 import { unixSocketPath } from '../store/socketPath';
 

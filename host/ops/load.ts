@@ -3,19 +3,20 @@
  * (the CLI), which then does not load the policy rules to stat a file, nor the FUSE binding to
  * save a checkpoint. A long-lived process takes the whole table (index.ts).
  */
+import { areaOf } from '../protocol/methods/areas';
 import type { OpHandler, OpName, OpsTable } from './context';
 
-async function areaOf(method: OpName): Promise<Partial<OpsTable>> {
-  const [area] = method.split('/');
-  if (method === 'vault/stats' || method === 'vault/gc' || area === 'quota' || area === 'audit') return (await import('./store')).storeOps;
-  switch (area) {
+async function areaOps(method: OpName): Promise<Partial<OpsTable>> {
+  switch (areaOf(method)) {
     case 'vault':
       return (await import('./vaults')).vaultOps;
-    case 'fs':
+    case 'files':
       return (await import('./files')).fileOps;
-    case 'checkpoint':
+    case 'checkpoints':
       return (await import('./checkpoints')).checkpointOps;
-    case 'mount':
+    case 'store':
+      return (await import('./store')).storeOps;
+    case 'mounts':
       return (await import('./mounts')).mountOps;
     case 'policy':
       return (await import('./policy')).policyOps;
@@ -24,7 +25,7 @@ async function areaOf(method: OpName): Promise<Partial<OpsTable>> {
 }
 
 export async function loadOp<M extends OpName>(method: M): Promise<OpHandler<M>> {
-  const op = (await areaOf(method))[method];
+  const op = (await areaOps(method))[method];
   if (!op) throw new Error(`operation ${method} is not in its area's module`);
   return op as OpHandler<M>;
 }

@@ -33,14 +33,6 @@ function checkContext(ctx: PolicyContext): void {
   }
 }
 
-export interface EngineOptions {
-  /**
-   * The process makes one decision and exits (`avfs policy check`, a proxied exec): load the
-   * parser for a fast start rather than fast parsing. See `loadBashParser`.
-   */
-  oneShot?: boolean;
-}
-
 /** Thrown by the parser of a first pass without one: the command has shell text to read. */
 class NeedsParser extends Error {}
 
@@ -70,8 +62,8 @@ function judge(parser: BashParser, policy: CompiledPolicy, cmd: PolicyCommand, c
   return combine(walker.parts.map((p) => decidePart(p, policy)));
 }
 
-export async function createPolicyEngine(options: EngineOptions = {}): Promise<PolicyEngine> {
-  const parser = await loadBashParser({ oneShot: options.oneShot === true });
+export async function createPolicyEngine(): Promise<PolicyEngine> {
+  const parser = loadBashParser();
   // Rule sets rarely change between calls: compile each array of sets once.
   const compiled = new WeakMap<RuleSet[], CompiledPolicy>();
   const defaults = compileRules([]);
@@ -91,7 +83,7 @@ export async function createPolicyEngine(options: EngineOptions = {}): Promise<P
 
 /**
  * One decision for a process that makes only this one (a CLI call), loading the shell parser
- * only if the command needs it. The parser is ~40 ms of wasm to compile; an argv command whose
+ * only if the command needs it. The parser's native modules take a few ms to load; an argv command whose
  * words hold no shell text (`-- npm test`, not `-- bash -c "…"`) is judged word by word, and the
  * walk with the parser would never call it: the same walk, so the same decision. The first
  * pass stops at the first shell text it meets, and the command is judged again with the parser.

@@ -20,19 +20,15 @@ export const MAX_NESTING = 256;
 export function nestedDeeperThan(root: SyntaxNode, limit: number): boolean {
   const cursor = root.walk();
   let depth = 0;
-  try {
-    for (;;) {
-      if (cursor.gotoFirstChild()) {
-        if (++depth > limit) return true;
-        continue;
-      }
-      while (!cursor.gotoNextSibling()) {
-        if (!cursor.gotoParent()) return false;
-        depth--;
-      }
+  for (;;) {
+    if (cursor.gotoFirstChild()) {
+      if (++depth > limit) return true;
+      continue;
     }
-  } finally {
-    cursor.delete();
+    while (!cursor.gotoNextSibling()) {
+      if (!cursor.gotoParent()) return false;
+      depth--;
+    }
   }
 }
 

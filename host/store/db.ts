@@ -2,7 +2,7 @@
  * Opening a vault file: pragmas, schema migrations, and the one way to run a mutation
  * (`BEGIN IMMEDIATE … COMMIT`, with a busy timeout so several processes can share a vault).
  */
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import {
   accessSync,
   closeSync,
@@ -22,6 +22,17 @@ import { AvfsError } from '../protocol/errors';
 import { MIGRATIONS } from './schema';
 
 export type Db = Database.Database;
+
+let driver: typeof Database | undefined;
+
+/**
+ * better-sqlite3, loaded by the first open: a call that opens no vault (a policy check with no
+ * current vault, a call handed to the host) does not load the native module.
+ */
+function sqlite(): typeof Database {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on first use (above)
+  return (driver ??= require('better-sqlite3') as typeof Database);
+}
 
 /**
  * SQLite copies the WAL back into the database (and syncs both) inside the commit that passes
@@ -184,7 +195,7 @@ export function tableNames(db: Db): Set<string> {
 function connect(file: string, readonly: boolean): Db {
   let db: Db | undefined;
   try {
-    db = new Database(file, { readonly, fileMustExist: true });
+    db = new (sqlite())(file, { readonly, fileMustExist: true });
     db.pragma('schema_version'); // the first read is where SQLite finds out it cannot use the file
     return db;
   } catch (e) {
@@ -205,7 +216,7 @@ function connectToCopy(file: string): Db {
   const copy = join(dir, basename(file));
   try {
     copyFileSync(file, copy, fsConstants.COPYFILE_FICLONE);
-    const db = new Database(copy, { readonly: true, fileMustExist: true });
+    const db = new (sqlite())(copy, { readonly: true, fileMustExist: true });
     const close = db.close.bind(db);
     // The copy lives as long as the connection.
     db.close = () => {
@@ -224,7 +235,7 @@ function connectToCopy(file: string): Db {
 export function createDbFile(file: string): Db {
   let db: Db;
   try {
-    db = new Database(file, { fileMustExist: false });
+    db = new (sqlite())(file, { fileMustExist: false });
   } catch (e) {
     throw new AvfsError('StorageError', `cannot create vault file ${file}: ${(e as Error).message}`, { file });
   }

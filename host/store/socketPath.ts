@@ -1,5 +1,4 @@
 /** Paths of the Unix sockets avfs listens on (the host's, mount servers' exec endpoints). */
-import { createHash } from 'node:crypto';
 import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import type { Server } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
@@ -13,6 +12,10 @@ export function unixSocketPath(preferred: string, key: string): string {
   if (Buffer.byteLength(preferred) <= SOCKET_PATH_MAX) return preferred;
   const dir = join(tmpdir(), `avfs-${userInfo().uid}`);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+  // node:crypto is required here, for the rare long path: every CLI call that looks for a running
+  // host comes through this module, and loading crypto costs a cold call ~2 ms.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { createHash } = require('node:crypto') as typeof import('node:crypto');
   return join(dir, createHash('sha256').update(key).digest('hex').slice(0, 16) + '.sock');
 }
 

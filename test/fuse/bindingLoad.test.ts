@@ -11,11 +11,11 @@ import { sh } from './helpers';
 // every other command working.
 describe('a FUSE binding that does not load', () => {
   const root = join(__dirname, '..', '..');
-  // Beside the repository's node_modules, so the copied bundles find better-sqlite3 as dist/ does.
+  // Beside the repository's node_modules, so the copied bundles find better-sqlite3 and the parser as dist/ does.
   const copy = mkdtempSync(join(root, '.tmp-binding-'));
   const t = tempDir('avfs-binding-load-');
   const home = join(t.dir, 'home');
-  for (const f of readdirSync(join(root, 'dist'))) if (/\.(js|wasm)$/.test(f)) cpSync(join(root, 'dist', f), join(copy, f));
+  for (const f of readdirSync(join(root, 'dist'))) if (f.endsWith('.js')) cpSync(join(root, 'dist', f), join(copy, f));
   writeFileSync(join(copy, 'avfs_fuse.node'), 'not a shared object\n');
   const avfs = (...args: string[]) => sh(process.execPath, [join(copy, 'avfs.js'), '--json', ...args], { env: { AVFS_HOME: home } });
   after(() => {

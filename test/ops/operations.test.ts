@@ -18,7 +18,7 @@ import { tempDir } from '../helpers';
 describe('operations', () => {
   const t = tempDir('avfs-ops-');
   const home = new AvfsHome(join(t.dir, 'home'));
-  const ctx: OpsContext = { home, surface: 'rpc', vaults: oneShotVaults(home), engine: () => createPolicyEngine({ oneShot: true }) };
+  const ctx: OpsContext = { home, surface: 'rpc', vaults: oneShotVaults(home), engine: () => createPolicyEngine() };
   const call = async <M extends OpName>(method: M, params: MethodParams<M>): Promise<MethodResult<M>> =>
     (OPS[method] as (c: OpsContext, p: unknown) => Promise<MethodResult<M>>)(ctx, METHODS[method].params.parse(params));
   /** The kind of error a call fails with. */

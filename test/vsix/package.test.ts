@@ -21,6 +21,9 @@ const RUNTIME_PACKAGES = [
   'better-sqlite3',
   'bindings',
   'file-uri-to-path',
+  'node-gyp-build',
+  'tree-sitter',
+  'tree-sitter-bash',
 ];
 
 /** Files without which the installed extension cannot work (paths inside the VSIX's extension/). */
@@ -34,16 +37,22 @@ const REQUIRED = [
   'dist/webview.js',
   'dist/avfs.js',
   'dist/avfs-core.js',
+  // The core of `avfs policy …` (scripts/build.mjs).
+  'dist/avfs-policy.js',
   'dist/avfs-runner.js',
   'dist/avfs-ops-worker.js',
-  'dist/web-tree-sitter.wasm',
-  'dist/tree-sitter-bash.wasm',
   // SQLite: the binary, its loader, and what the loader requires.
   'node_modules/better-sqlite3/build/Release/better_sqlite3.node',
   'node_modules/better-sqlite3/lib/index.js',
   'node_modules/better-sqlite3/package.json',
   'node_modules/bindings/bindings.js',
   'node_modules/file-uri-to-path/index.js',
+  // The policy's shell parser: tree-sitter's runtime, the bash grammar, and their loader.
+  'node_modules/tree-sitter/build/Release/tree_sitter_runtime_binding.node',
+  'node_modules/tree-sitter/index.js',
+  'node_modules/tree-sitter-bash/prebuilds/linux-x64/tree-sitter-bash.node',
+  'node_modules/tree-sitter-bash/bindings/node/index.js',
+  'node_modules/node-gyp-build/node-gyp-build.js',
   // FUSE: avfs's own N-API addon, loaded from beside the bundle.
   'dist/avfs_fuse.node',
 ];
@@ -79,12 +88,11 @@ function run(cmd: string, args: string[], opts: { cwd?: string; env: NodeJS.Proc
 }
 
 /**
- * An environment with nothing that could lead the installed CLI to files outside its folder: no
- * AVFS_ROOT (the wasm lookup's fallback to a checkout) and no NODE_PATH.
+ * An environment with nothing that could lead the installed CLI to modules outside its folder (no
+ * NODE_PATH): the native modules must load from the VSIX's own node_modules.
  */
 function isolatedEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
-  delete env.AVFS_ROOT;
   delete env.NODE_PATH;
   return env;
 }
@@ -118,7 +126,7 @@ describe('the VSIX (npm run package)', { timeout: 600_000 }, () => {
 
   after(() => t.cleanup());
 
-  test('holds the bundles, the wasm files and the native modules with their loaders, and nothing else', () => {
+  test('holds the bundles and the native modules with their loaders, and nothing else', () => {
     assert.match(packaging.stdout, /native modules are built for Node v\d+/);
     const entries = listZip(vsix);
     const files = entries.filter((e) => e.path.startsWith('extension/')).map((e) => e.path.slice('extension/'.length));
@@ -140,7 +148,7 @@ describe('the VSIX (npm run package)', { timeout: 600_000 }, () => {
     for (const name of shipped) assert.equal(lock.packages[`node_modules/${name}`]?.dev, undefined, `${name} is a dev dependency`);
 
     // Top-level dist/ only: the VS Code tests' bundles (dist/test/) stay out.
-    assert.deepEqual(files.filter((f) => f.startsWith('dist/')).sort(), ['dist/avfs-core.js', 'dist/avfs-core.js.cache', 'dist/avfs-ops-worker.js', 'dist/avfs-runner.js', 'dist/avfs.js', 'dist/avfs_fuse.node', 'dist/extension.js', 'dist/tree-sitter-bash.wasm', 'dist/web-tree-sitter.wasm', 'dist/webview.js']);
+    assert.deepEqual(files.filter((f) => f.startsWith('dist/')).sort(), ['dist/avfs-core.js', 'dist/avfs-core.js.cache', 'dist/avfs-ops-worker.js', 'dist/avfs-policy.js', 'dist/avfs-policy.js.cache', 'dist/avfs-runner.js', 'dist/avfs.js', 'dist/avfs_fuse.node', 'dist/extension.js', 'dist/webview.js']);
     // Sane size: about 1.6 MiB and 46 files today; the whole of better-sqlite3 (its SQLite
     // sources) or a source tree would break these bounds.
     const bytes = readFileSync(vsix).length;
@@ -185,7 +193,7 @@ describe('the VSIX (npm run package)', { timeout: 600_000 }, () => {
     assert.equal(created.code, 0, created.stderr);
     assert.equal((JSON.parse(created.stdout) as { created: string }).created, 'x');
 
-    // proxy exec: the policy parser (the shipped wasm files), a checkpoint, a FUSE mount (the addon),
+    // proxy exec: the policy parser (the shipped tree-sitter modules), a checkpoint, a FUSE mount (the addon),
     // the command, and the changes read back from SQLite (better-sqlite3).
     const exec = await avfs('--json', '--vault', 'x', 'proxy', 'exec', '--shell', 'echo from the vsix > made.txt && cat made.txt');
     assert.equal(exec.code, 0, `${exec.stdout}\n${exec.stderr}`);

@@ -1,0 +1,43 @@
+/**
+ * Which area's table defines a method, and that table loaded alone: a process that makes one call
+ * (the CLI) builds the schemas of that area only, not the whole contract (../methods.ts merges them).
+ */
+import type { MethodName } from '../methods';
+
+export type MethodArea = 'vault' | 'files' | 'checkpoints' | 'store' | 'mounts' | 'policy' | 'exec';
+
+export function areaOf(method: MethodName): MethodArea {
+  const [prefix] = method.split('/');
+  if (method === 'vault/stats' || method === 'vault/gc' || prefix === 'quota' || prefix === 'audit') return 'store';
+  switch (prefix) {
+    case 'vault':
+      return 'vault';
+    case 'fs':
+      return 'files';
+    case 'checkpoint':
+      return 'checkpoints';
+    case 'mount':
+      return 'mounts';
+    case 'policy':
+      return 'policy';
+    case 'exec':
+      return 'exec';
+  }
+  throw new Error(`no area for the method ${method}`);
+}
+
+/** The params and result schemas of one method, loading only its area's table. */
+export async function methodSchemas<M extends MethodName>(method: M): Promise<(typeof import('../methods').METHODS)[M]> {
+  const table: Record<string, unknown> = await (async () => {
+    switch (areaOf(method)) {
+      case 'vault': return (await import('./vault')).VAULT_METHODS;
+      case 'files': return (await import('./files')).FILE_METHODS;
+      case 'checkpoints': return (await import('./checkpoints')).CHECKPOINT_METHODS;
+      case 'store': return (await import('./store')).STORE_METHODS;
+      case 'mounts': return (await import('./mounts')).MOUNT_METHODS;
+      case 'policy': return (await import('./policy')).POLICY_METHODS;
+      case 'exec': return (await import('./exec')).EXEC_METHODS;
+    }
+  })();
+  return table[method] as (typeof import('../methods').METHODS)[M];
+}
