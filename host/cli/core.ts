@@ -16,6 +16,14 @@ import type { storeHandlers } from './handlers/store';
 import type { vaultHandlers } from './handlers/vault';
 
 export type { CliIo };
+/**
+ * What a run's guard runs when the run's owner died (host/proxy/guard.ts), from this bundle as the
+ * handlers are. Loaded when called: a command that opens no vault must not load the store.
+ */
+export async function settleOrphanedRun(argv: string[]): Promise<void> {
+  const { settleOrphanedRun: settle } = await import('../proxy/settle');
+  await settle(argv);
+}
 
 type Handlers = typeof vaultHandlers & typeof fileHandlers & typeof storeHandlers & typeof checkpointHandlers &
   typeof mountHandlers & typeof policyHandlers & typeof proxyHandlers & typeof hostHandlers;

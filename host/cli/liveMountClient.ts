@@ -142,7 +142,7 @@ export async function execInLiveMount(args: unknown[], io: CliIo, fail: (message
       socket.on('close', () => resolve(undefined));
       socket.on('error', () => resolve(undefined));
     });
-    if (!done) return { code: fail(`the server of the mount (${path}) ended the connection before the run ended`, json), exitWhenDone: true };
+    if (!done) return { code: fail(`the server of the mount (${path}) ended the connection before the run ended: it died or was stopped`, json), exitWhenDone: true };
     if (json) io.stdout.write(JSON.stringify(done.envelope, null, 2) + '\n');
     else io.stderr.write(done.human);
     return { code: done.exit_code, exitWhenDone: true };

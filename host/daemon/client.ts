@@ -4,8 +4,9 @@
  * that crashed (its record is cleared on the way), means the caller works in-process.
  */
 import { connect, type Socket } from 'node:net';
-import { createMessageConnection, type MessageConnection, SocketMessageReader, CancellationTokenSource } from 'vscode-jsonrpc/node';
+import { createMessageConnection, ErrorCodes, type MessageConnection, ResponseError, SocketMessageReader, CancellationTokenSource } from 'vscode-jsonrpc/node';
 import type { z } from 'zod';
+import { AvfsError } from '../protocol/errors';
 import { HOST_METHODS, type HostMethodName } from '../protocol/host';
 import type { MethodName, MethodParams, MethodResult } from '../protocol/methods';
 import type { HomeDir } from '../store/homeDir';
@@ -51,13 +52,21 @@ function openSocket(path: string, timeoutMs: number): Promise<Socket | undefined
   });
 }
 
-async function request<T>(conn: MessageConnection, method: string, params: unknown, signal?: AbortSignal): Promise<T> {
+/** A call the host will never answer: it closed the connection (it died, or stopped) while the call was in flight. */
+function unanswered(e: unknown): boolean {
+  return e instanceof ResponseError && e.code === ErrorCodes.PendingResponseRejected;
+}
+
+async function request<T>(conn: MessageConnection, method: string, params: unknown, signal?: AbortSignal, host?: HostRecord): Promise<T> {
   const cts = new CancellationTokenSource();
   const onAbort = () => cts.cancel();
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
     return (await conn.sendRequest(method, params, cts.token)) as T;
   } catch (e) {
+    if (host && unanswered(e)) {
+      throw new AvfsError('OwnerDied', `the vault host (pid ${host.pid}) closed the connection before it answered ${method}: it died or was stopped`, { host_pid: host.pid, method });
+    }
     throw fromRpcError(e);
   } finally {
     signal?.removeEventListener('abort', onAbort);
@@ -73,6 +82,9 @@ export async function connectHost(home: HomeDir, opts: ConnectOptions): Promise<
   if (!socket) return undefined;
   const conn = createMessageConnection(new SocketMessageReader(socket), new FrameWriter(socket));
   opts.setup?.(conn);
+  // A host that dies mid-call closes the socket without answering: disposing the connection fails
+  // the calls in flight (OwnerDied, below). Left pending, they would let this process end quietly, exit 0.
+  conn.onClose(() => conn.dispose());
   conn.listen();
   const close = () => {
     conn.dispose();
@@ -90,8 +102,8 @@ export async function connectHost(home: HomeDir, opts: ConnectOptions): Promise<
       host,
       conn,
       clientId: hello.client_id,
-      call: (method, params, signal) => request(conn, method, params, signal),
-      callHost: async (method, params) => HOST_METHODS[method].result.parse(await request(conn, method, params)) as never,
+      call: (method, params, signal) => request(conn, method, params, signal, host),
+      callHost: async (method, params) => HOST_METHODS[method].result.parse(await request(conn, method, params, undefined, host)) as never,
       close,
     };
   } catch {

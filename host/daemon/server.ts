@@ -264,6 +264,7 @@ export class VaultHost {
           approver: this.broker,
           inProcessMounts: false,
           surface: `rpc:${client.name}`,
+          owner: `the vault host (pid ${process.pid})`,
           signal: cancel.signal,
           store: this.pool.execStore(),
           run: (o) => this.runner.run(o),

@@ -44,6 +44,13 @@ export const ERROR_TABLE = {
   ApprovalRequired: { exit: 21, errno: 'EACCES', rpc: -31021, vscode: null, doc: 'The command needs approval and no approver answered.' },
   Timeout: { exit: 22, errno: 'ETIMEDOUT', rpc: -31022, vscode: 'Unavailable', doc: 'The operation did not finish in its time limit.' },
   MountError: { exit: 23, errno: 'EIO', rpc: -31023, vscode: 'Unavailable', doc: 'Mounting or unmounting failed.' },
+  OwnerDied: {
+    exit: 26,
+    errno: 'EIO',
+    rpc: -31026,
+    vscode: 'Unavailable',
+    doc: 'The process running the call or the run (the vault host, a mount server, a one-shot `proxy exec`) died before it ended. A run it owned is ended by its guard: the command stopped, its one-shot mount released, the checkpoint taken before it kept (the audit trail says so: `exec_failed`).',
+  },
   PolicyFileInvalid: { exit: 24, errno: 'EINVAL', rpc: -31024, vscode: null, doc: 'A policy rules file failed validation; the message names the field.' },
   StorageError: { exit: 30, errno: 'EIO', rpc: -31030, vscode: 'Unavailable', doc: 'SQLite reported an error (corrupt file, disk full, locked past the busy timeout).' },
   Internal: { exit: 1, errno: 'EIO', rpc: -31001, vscode: null, doc: 'A bug: please report it with the message.' },

@@ -119,6 +119,7 @@ export async function serveMountExec(opts: MountExecOptions): Promise<MountExecE
         // This process serves a mount already; any other mount a run needs is served by its own process.
         inProcessMounts: false,
         surface: 'cli',
+        owner: `the server of a mount of ${opts.vault} (pid ${process.pid})`,
         signal: cancel.signal,
         baseEnv: run.env,
         vaults,

@@ -11,9 +11,10 @@ import { mkdirSync, rmdirSync, rmSync, writeFileSync, readFileSync } from 'node:
 import { open } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { AvfsError } from '../protocol/errors';
-import { type MountRecord, MountRegistry, pidAlive } from '../fuse/registry';
+import { lazyUnmount, mountEntry, type MountRecord, MountRegistry, pidAlive } from '../fuse/registry';
 import { startMountServer, stopMount } from '../fuse/server';
 import type { AvfsHome } from '../store/home';
+import type { GuardedMount } from '../protocol/guard';
 import { fitsCall } from './mountFit';
 
 export interface MountLease {
@@ -134,12 +135,7 @@ export async function leaseMount(home: AvfsHome, plan: MountPlan, opts: { keep: 
   const mountpoint = plan.mountpoint;
   if (plan.auto) mkdirSync(mountpoint, { recursive: true });
   const removeDir = () => {
-    if (!plan.auto) return;
-    try {
-      rmdirSync(mountpoint);
-    } catch {
-      /* busy or already gone: left for the next call */
-    }
+    if (plan.auto) removeMountDir(mountpoint);
   };
 
   /** A mount this call makes: mounted now; unmounted (and its directory removed) at release unless kept. */
@@ -184,4 +180,28 @@ export async function leaseMount(home: AvfsHome, plan: MountPlan, opts: { keep: 
 /** A mount someone else made: used, never unmounted by this call. */
 function reusedLease(mountpoint: string): MountLease {
   return { mountpoint, reused: true, kept: true, barrier: () => barrierAt(mountpoint), release: async () => undefined };
+}
+
+function removeMountDir(mountpoint: string): void {
+  try {
+    rmdirSync(mountpoint);
+  } catch {
+    /* busy or already gone: left for the next call */
+  }
+}
+
+/**
+ * Ends a one-shot mount whose run's owner died, as the run would have (host/proxy/settle.ts): its
+ * server is stopped (it unmounts and leaves); a mount the dead owner served itself is detached
+ * (fusermount's auto_unmount has usually done it) and its record dropped, without signalling the
+ * pid it names (the owner is dead: that pid may be another process's by now). Then its directory goes.
+ */
+export async function releaseOrphanedMount(home: AvfsHome, mount: GuardedMount, ownerPid: number): Promise<void> {
+  if (mount.served_by_owner) {
+    if (mountEntry(mount.mountpoint)?.fstype.startsWith('fuse')) await lazyUnmount(mount.mountpoint);
+    new MountRegistry(home).remove(mount.mountpoint, ownerPid);
+  } else {
+    await stopMount(home, mount.mountpoint, 10_000);
+  }
+  if (mount.remove_dir) removeMountDir(mount.mountpoint);
 }

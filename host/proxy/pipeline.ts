@@ -12,6 +12,11 @@
  * change summary is read from the vault itself after the mount's write barrier, as a diff from
  * the tree before the run (the checkpoint, or an internal baseline) to the tree after it, so it
  * holds every change made through the mount. The CLI and the host run this same code.
+ *
+ * From the moment a run is allowed it is guarded (guard.ts): should the process running this
+ * pipeline die, the run's guard stops the command, releases the one-shot mount and records the
+ * run's end, as a time-out would have. The guard is told what the run holds as it comes, and that
+ * the run has ended once nothing of it is left to release.
  */
 import { randomUUID } from 'node:crypto';
 import { homedir } from 'node:os';
@@ -40,7 +45,9 @@ import { type Approver, recordOf } from './approvals';
 import { type MountLease, leaseMount, planMount } from './mounts';
 import { childEnv } from './environment';
 import { pidAlive } from '../fuse/registry';
+import { type RunGuard, startRunGuard } from './guard';
 import { prepareOutputPipes } from './pipes';
+import { stopGroup } from './processGroup';
 import { runCommand, type RunOptions, type RunResult } from './runner';
 
 const TRANSITIONS: Record<ExecState, readonly ExecState[]> = {
@@ -95,6 +102,8 @@ export interface ExecDeps {
   inProcessMounts: boolean;
   /** Who asked, for the audit trail and approvers: cli, rpc. */
   surface: string;
+  /** This process, as the audit trail names it should it die mid-run (`the vault host (pid 4242)`). */
+  owner?: string;
   signal?: AbortSignal;
   onState?: (id: string, state: ExecState) => void;
   onOutput?: (id: string, stream: 'stdout' | 'stderr', chunk: Buffer) => void;
@@ -192,6 +201,9 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
   let lease: MountLease | undefined;
   let plannedMountpoint: string | null = raw.mountpoint ?? null;
   let mountReused = false;
+  let guard: RunGuard | undefined;
+  /** The command's process group from its start until the runner returns. */
+  let group: number | undefined;
   let result: RunResult | undefined;
   let changes: ChangeSummary | null = null;
   let error: ErrorJson | null = null;
@@ -252,12 +264,26 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
       }
     }
 
+    // From here the run holds things (a checkpoint, a mount, a command): its guard ends them should this process die.
+    guard = startRunGuard({
+      home: deps.home.dir,
+      vault: vaultName,
+      id: run.id,
+      // In the guard's argv (one argument is at most 128 KiB); the audit trail's request entry has it whole.
+      command: command.text.length > 4096 ? `${command.text.slice(0, 4096)}…` : command.text,
+      surface: deps.surface,
+      owner: deps.owner ?? `avfs (pid ${process.pid})`,
+      owner_pid: process.pid,
+      grace_ms: req.grace_ms,
+    });
+
     // ---- checkpointing (the checkpoint is also the baseline of the change summary)
     const risky = decision.action === 'allow_with_checkpoint' || decision.action === 'require_approval';
     const wantCheckpoint = req.checkpoint === 'always' || (req.checkpoint === 'auto' && risky && !req.readonly);
     if (wantCheckpoint) {
       run.move('checkpointing');
       checkpoint = await store.saveCheckpoint(vaultName, { auto: true, prefix: 'exec', description: `before: ${command.text}`.slice(0, 500) });
+      guard?.tell({ checkpoint: checkpoint.name });
     }
 
     // ---- mounting (with the baseline of the change summary when no checkpoint serves as one)
@@ -269,11 +295,23 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
     if (req.readonly) {
       if (vfs.stat(vaultCwd).type !== 'directory') throw err.notDir(vaultCwd);
     } else {
-      if (!checkpoint) baseline = await store.saveCheckpoint(vaultName, { internal: true, prefix: `exec-base-${process.pid}` });
+      if (!checkpoint) {
+        baseline = await store.saveCheckpoint(vaultName, { internal: true, prefix: `exec-base-${process.pid}` });
+        guard?.tell({ baseline: baseline.name });
+      }
       vfs.mkdir(vaultCwd, { parents: true });
     }
+    // The guard releases a mount only if it is this run's one-shot mount. One in avfs's own directory
+    // is, from the start (the name is the run's alone): the guard hears of it before it is made, so
+    // a death while mounting is covered too. Elsewhere, only once the lease says this run made it.
+    const oneShot = { mountpoint: plan.mountpoint, served_by_owner: deps.inProcessMounts, remove_dir: plan.auto };
+    const toldEarly = !plan.live && !req.keep_mount && plan.auto;
+    if (toldEarly) guard?.tell({ mount: oneShot });
     lease = await leaseMount(deps.home, plan, { keep: req.keep_mount, inProcess: deps.inProcessMounts });
     mountReused = lease.reused;
+    if (lease.reused || lease.kept) {
+      if (toldEarly) guard?.tell({ mount: null });
+    } else if (!toldEarly) guard?.tell({ mount: oneShot });
 
     // ---- executing
     run.move('executing');
@@ -287,7 +325,14 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
       ...(req.stdin !== undefined ? { stdin: req.stdin } : {}),
       ...(deps.signal ? { signal: deps.signal } : {}),
       ...(deps.onOutput ? { onOutput: (s, c) => deps.onOutput!(run.id, s, c) } : {}),
+      onStart: (pgid: number) => {
+        group = pgid;
+        guard?.tell({ pgid });
+      },
     });
+    // Its group is empty now (the runner stopped what it left): the number may name another group later.
+    group = undefined;
+    guard?.tell({ pgid: null });
 
     // ---- settling: every write the command made through the mount is committed, then the lease ends
     run.move('settling');
@@ -321,9 +366,16 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
     audit('exec_failed', { error: error.error, message: error.message });
     return envelope();
   } finally {
-    if (lease) await lease.release().catch(() => undefined);
-    if (baseline && store && vaultName) await store.deleteCheckpoint(vaultName, baseline.name).catch(() => undefined); // else dropped by a later run
-    if (vault) vaults.release(vault);
+    try {
+      // The runner failed under a running command (it died): nothing else will stop that command.
+      if (group !== undefined) await stopGroup(group, typeof raw.grace_ms === 'number' ? raw.grace_ms : 0).catch(() => undefined);
+      if (lease) await lease.release().catch(() => undefined);
+      if (baseline && store && vaultName) await store.deleteCheckpoint(vaultName, baseline.name).catch(() => undefined); // else dropped by a later run
+      if (vault) vaults.release(vault);
+    } finally {
+      // Last: should this process die before, the guard still releases what is left.
+      guard?.done();
+    }
   }
 
   async function askApproval(vname: string, vaultCwd: string, d: Decision): Promise<ApprovalRecord> {

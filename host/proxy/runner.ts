@@ -26,6 +26,8 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Each chunk as it arrives (the CLI streams it to a terminal, the host to its clients). */
   onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void;
+  /** The command has started: the pid that leads its process group (the run's guard is told). */
+  onStart?: (pgid: number) => void;
 }
 
 export interface RunResult {
@@ -69,6 +71,7 @@ export async function runCommand(opts: RunOptions): Promise<RunResult> {
     // The child has its own copies now; ours would keep the pipes from ever ending.
     closeFds(childFds);
   }
+  if (child.pid !== undefined) opts.onStart?.(child.pid);
   let timedOut = false;
   let cancelled = false;
   let stopping: Promise<void> | undefined;

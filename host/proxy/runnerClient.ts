@@ -8,10 +8,11 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunOptions, RunResult } from './runner';
 
-type SentOptions = Omit<RunOptions, 'signal' | 'onOutput'>;
+type SentOptions = Omit<RunOptions, 'signal' | 'onOutput' | 'onStart'>;
 export type RunnerRequest = { type: 'run'; id: number; opts: SentOptions } | { type: 'cancel'; id: number };
 export type RunnerReply =
   | { type: 'ready' }
+  | { type: 'started'; id: number; pid: number }
   | { type: 'output'; id: number; stream: 'stdout' | 'stderr'; chunk: Uint8Array }
   | { type: 'done'; id: number; result: RunResult }
   | { type: 'failed'; id: number; message: string };
@@ -47,6 +48,7 @@ export class RunnerProcess {
         const run = this.runs.get(m.id);
         if (!run) return;
         if (m.type === 'output') run.opts.onOutput?.(m.stream, Buffer.from(m.chunk.buffer, m.chunk.byteOffset, m.chunk.byteLength));
+        else if (m.type === 'started') run.opts.onStart?.(m.pid);
         else {
           this.runs.delete(m.id);
           if (m.type === 'done') run.resolve(m.result);
@@ -70,7 +72,7 @@ export class RunnerProcess {
     await this.start();
     const child = this.child!;
     const id = this.nextId++;
-    const { signal, onOutput: _onOutput, ...sent } = opts;
+    const { signal, onOutput: _onOutput, onStart: _onStart, ...sent } = opts;
     return new Promise<RunResult>((resolve, reject) => {
       this.runs.set(id, { opts, resolve, reject });
       child.send({ type: 'run', id, opts: sent } satisfies RunnerRequest);

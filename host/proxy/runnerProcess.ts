@@ -19,7 +19,12 @@ process.on('message', (m: RunnerRequest) => {
   }
   const cancel = new AbortController();
   running.set(m.id, cancel);
-  runCommand({ ...m.opts, signal: cancel.signal, onOutput: (stream, chunk) => send({ type: 'output', id: m.id, stream, chunk }) })
+  runCommand({
+    ...m.opts,
+    signal: cancel.signal,
+    onOutput: (stream, chunk) => send({ type: 'output', id: m.id, stream, chunk }),
+    onStart: (pid) => send({ type: 'started', id: m.id, pid }),
+  })
     .then(
       (result) => send({ type: 'done', id: m.id, result }),
       (e: unknown) => send({ type: 'failed', id: m.id, message: e instanceof Error ? e.message : String(e) }),

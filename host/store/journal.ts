@@ -26,7 +26,7 @@ export class Journal {
   private readonly maxStmt;
 
   constructor(
-    db: Db,
+    private readonly db: Db,
     private readonly surface: Surface,
   ) {
     this.insert = db.prepare<[number, string, string | null, string | null, number | null, string, string | null]>(
@@ -50,5 +50,11 @@ export class Journal {
       const max = Number(this.maxStmt.get()?.value ?? DEFAULT_JOURNAL_MAX);
       this.trim.run(max);
     }
+  }
+
+  /** Whether an entry of one of `ops` names `id` in its details (`details.id`, as exec runs do). Reads the whole trail: not for a hot path. */
+  mentions(ops: readonly string[], id: string): boolean {
+    const marks = ops.map(() => '?').join(', ');
+    return this.db.prepare(`SELECT 1 FROM journal WHERE op IN (${marks}) AND json_extract(details, '$.id') = ? LIMIT 1`).get(...ops, id) !== undefined;
   }
 }

@@ -174,8 +174,9 @@ async function cleanup() {
   }
   cleanups.length = 0;
   if (opt.keep) return say(`kept ${runDir}`);
-  // A mount a test left up under the run's avfs home (a host killed mid-run leaves its run's mount
-  // server serving: docs/exec.md) is detached first; the folder is not removed through a mount.
+  // A mount left up under the run's avfs home is detached first; the folder is not removed through a
+  // mount. A run whose host was killed no longer leaves one (its guard releases it: docs/exec.md),
+  // but a host stopped by force at the end keeps the kept mounts it would have unmounted.
   const mounts = readFileSync('/proc/self/mounts', 'utf8')
     .split('\n')
     .map((line) => line.split(' ')[1]?.replace(/\\040/g, ' '))

@@ -9,7 +9,8 @@ import { spawn } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { EXEC_EXIT, ExecutionEnvelope } from '../../host/protocol/exec';
-import { MountRegistry } from '../../host/fuse/registry';
+import { MountRegistry, pidAlive } from '../../host/fuse/registry';
+import { ERROR_TABLE } from '../../host/protocol/errors';
 import { groupMembers } from '../../host/proxy/processGroup';
 import { AvfsHome } from '../../host/store/home';
 import { CLI, runCli, runJson, tempDir } from '../helpers';
@@ -132,15 +133,23 @@ describe('avfs proxy exec with a live mount: run by the mount server', () => {
     assert.deepEqual(groupMembers(Number(env.result.stdout.trim())), []);
   });
 
-  test('a server that dies mid-run: the CLI ends with a typed error, and the next call runs by itself', async () => {
+  test('a server that dies mid-run: the CLI ends with a typed error, the run\'s guard stops the command and records its end, the next call runs by itself', async () => {
     const run = await runningExec('sleep 101', 'sleep 101');
+    const sleeping = Number((await sh('pgrep', ['-fx', 'sleep 101'])).stdout.trim());
     process.kill(server, 'SIGKILL');
     const { code, out } = await run.ended;
     const err = JSON.parse(out) as { error: string; message: string };
-    assert.equal(err.error, 'MountError');
+    assert.equal(err.error, 'OwnerDied');
     assert.match(err.message, /ended the connection before the run ended/);
-    assert.notEqual(code, 0);
-    await sh('pkill', ['-fx', 'sleep 101']);
+    assert.equal(code, ERROR_TABLE.OwnerDied.exit);
+    assert.ok(await waitFor(() => !pidAlive(sleeping), 30_000, 50), 'the command is stopped');
+    let failed: { details: { error: string; message: string } } | undefined;
+    await waitFor(async () => {
+      const audit = await json(['--vault', 'live', 'audit']);
+      failed = (audit.json.entries as Array<{ operation: string; details: { error: string; message: string } }>).find((e) => e.operation === 'exec_failed' && e.details.error === 'OwnerDied');
+      return failed !== undefined;
+    }, 30_000, 200);
+    assert.match(failed?.details.message ?? '', new RegExp(`the server of a mount of live \\(pid ${server}\\) died`));
     // The dead mount is not used again: the next call makes its own.
     const next = await exec(['--', 'sh', '-c', 'echo fine']);
     assert.equal(next.env.result.state, 'completed', next.env.result.stderr);

@@ -19,8 +19,11 @@ interface MountOpts {
   allowOther?: boolean;
 }
 
-/** Runs the mount in this process until SIGTERM/SIGINT or an outside unmount. */
-async function serve(ctx: CliContext, vault: string, mountpoint: string, opts: MountOpts, onReady: (rec: MountRecord) => void): Promise<void> {
+/**
+ * Runs the mount in this process until SIGTERM/SIGINT or an outside unmount. `onReady` says
+ * whether anyone heard: false (the process that asked for the mount died meanwhile) unmounts.
+ */
+async function serve(ctx: CliContext, vault: string, mountpoint: string, opts: MountOpts, onReady: (rec: MountRecord) => boolean): Promise<void> {
   const { MountSession } = await import('../../fuse/session');
   const session = new MountSession({
     home: await ctx.home(),
@@ -50,7 +53,7 @@ async function serve(ctx: CliContext, vault: string, mountpoint: string, opts: M
     misses = session.state === 'mounted' && !session.stillMounted() ? misses + 1 : 0;
     if (misses === 2) shutdown('the mount disappeared from the mount table');
   }, 1000);
-  onReady(rec);
+  if (!onReady(rec)) shutdown('the process that asked for this mount is gone');
   await stopped;
   clearInterval(watch);
 }
@@ -80,17 +83,28 @@ async function foreground(ctx: CliContext, vault: string, mp: string, opts: Moun
   const { mountInfo } = await import('../../ops/mounts');
   try {
     await serve(ctx, vault, mp, opts, (rec) => {
-      if (fd !== undefined) {
-        writeSync(fd, JSON.stringify({ ok: true, record: rec }) + '\n');
-        closeSync(fd);
-      } else {
+      if (fd === undefined) {
         ctx.print(cmd, mountInfo(rec, true), () => `mounted ${vault} at ${mp} (pid ${rec.pid}); stop with Ctrl-C or 'avfs unmount ${mp}'`);
+        return true;
+      }
+      try {
+        writeSync(fd, JSON.stringify({ ok: true, record: rec }) + '\n');
+        return true;
+      } catch {
+        // EPIPE: the asker died before it heard. Nobody would use or stop this mount.
+        return false;
+      } finally {
+        closeSync(fd);
       }
     });
   } catch (e) {
     if (fd === undefined) throw e;
-    writeSync(fd, JSON.stringify({ ok: false, error: toAvfsError(e).toJSON() }) + '\n');
-    closeSync(fd);
+    try {
+      writeSync(fd, JSON.stringify({ ok: false, error: toAvfsError(e).toJSON() }) + '\n');
+      closeSync(fd);
+    } catch {
+      /* the asker is gone (or heard already) */
+    }
     throw e;
   }
 }

@@ -109,6 +109,7 @@ export const proxyHandlers = {
           approver,
           inProcessMounts: true,
           surface: 'cli',
+          owner: `avfs proxy exec (pid ${process.pid})`,
           signal: cancel.signal,
           ...(show ? { onOutput: (_id: string, stream: 'stdout' | 'stderr', chunk: Buffer) => show(stream, chunk) } : {}),
         }));

@@ -1,7 +1,8 @@
 /*
  * The module JS loads: `mount(mountpoint, options, implemented, dispatch)` mounts and starts the
  * loop thread, and returns the mount's handle, `{ reply(seq, result, ...values), unmount() }`;
- * `pipe()` makes a pipe for a proxied command's output (host/proxy/pipes.ts).
+ * `pipe()` makes a pipe for a proxied command's output (host/proxy/pipes.ts); `spawnGuard(argv, fd)`
+ * starts a run's guard (process.c, host/proxy/guard.ts).
  * `ops` lists the operation names in the order of the op codes dispatch receives; the code
  * `ops.length` means "the loop has ended" (its first argument is the errno it ended with, or 0).
  *
@@ -169,7 +170,10 @@ static napi_value js_mount(napi_env env, napi_callback_info info) {
     fuse_opt_add_arg(&args, options);
   }
   free(options);
+  open_fds_t before;
+  fds_open(&before);
   m->ch = fuse_mount(m->mountpoint, &args);
+  fds_close_on_exec_since(&before);
   if (!m->ch) {
     fuse_opt_free_args(&args);
     return fail(env, m, "fuse_mount failed (libfuse or fusermount printed why on stderr)");
@@ -242,6 +246,8 @@ static napi_value init(napi_env env, napi_value exports) {
   napi_set_named_property(env, exports, "mount", fn);
   napi_create_function(env, "pipe", NAPI_AUTO_LENGTH, js_pipe, NULL, &fn);
   napi_set_named_property(env, exports, "pipe", fn);
+  napi_create_function(env, "spawnGuard", NAPI_AUTO_LENGTH, js_spawn_guard, NULL, &fn);
+  napi_set_named_property(env, exports, "spawnGuard", fn);
   return exports;
 }
 

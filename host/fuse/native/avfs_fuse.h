@@ -166,6 +166,16 @@ void mount_ended(napi_env env, mount_t *m, napi_value dispatch);
 int loop_start(mount_t *m);
 void loop_stop(mount_t *m);
 
+/* process.c: a run's guard (spawnGuard), and which descriptors a call opened (around fuse_mount). */
+#define OPEN_FDS_MAX 4096
+typedef struct {
+  unsigned char bits[OPEN_FDS_MAX / 8];
+} open_fds_t;
+void fds_open(open_fds_t *set);
+/* Marks close-on-exec every descriptor open now that was not in `before`. */
+void fds_close_on_exec_since(const open_fds_t *before);
+napi_value js_spawn_guard(napi_env env, napi_callback_info info);
+
 /* Items queued to the main thread are request sequence numbers (from 1); this one means the loop has ended. */
 #define ENDED 0
 
