@@ -52,6 +52,8 @@ export class VaultTree implements vscode.TreeDataProvider<TreeNode>, vscode.Disp
   readonly onDidChangeTreeData = this.emitter.event;
   private loading: Promise<Snapshot> | undefined;
   private last: Snapshot | undefined;
+  /** Reads started so far: a read that ends after a newer one started (a slow host, the home changed) is not kept. */
+  private reads = 0;
   /** One node object per id, so that a node handed to a command is the one the view knows. */
   private readonly nodes = new Map<string, TreeNode>();
   private readonly checkpointInfo = new Map<string, CheckpointInfo>();
@@ -324,6 +326,7 @@ export class VaultTree implements vscode.TreeDataProvider<TreeNode>, vscode.Disp
   }
 
   private async load(): Promise<Snapshot> {
+    const read = ++this.reads;
     const [{ vaults }, mounts] = await Promise.all([
       this.host.request('vault/list', {}),
       this.host.request('mount/list', {}).then(
@@ -347,7 +350,7 @@ export class VaultTree implements vscode.TreeDataProvider<TreeNode>, vscode.Disp
       }),
     );
     const snap: Snapshot = { vaults, forest: vaultForest(vaults), infos, mounts: new Map(mounts.map((m) => [m.vault, m])) };
-    this.last = snap;
+    if (read === this.reads) this.last = snap;
     return snap;
   }
 
