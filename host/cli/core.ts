@@ -37,23 +37,23 @@ type Handler = (ctx: CliContext, ...a: unknown[]) => unknown;
  * initialiser within this file (scripts/build.mjs).
  */
 async function handlerOf(name: HandlerName): Promise<Handler> {
-  const area = name.slice(0, name.indexOf('.'));
-  const table: Record<string, unknown> = await (async () => {
-    switch (area) {
-      case 'vault': return (await import('./handlers/vault')).vaultHandlers;
-      case 'files': return (await import('./handlers/files')).fileHandlers;
-      case 'store': return (await import('./handlers/store')).storeHandlers;
-      case 'checkpoint': return (await import('./handlers/checkpoint')).checkpointHandlers;
-      case 'mount': return (await import('./handlers/mount')).mountHandlers;
-      case 'policy': return (await import('./handlers/policy')).policyHandlers;
-      case 'proxy': return (await import('./handlers/proxy')).proxyHandlers;
-      case 'host': return (await import('./handlers/host')).hostHandlers;
-    }
-    return {};
-  })();
-  const handler = table[name];
+  const handler = (await handlersOf(name.slice(0, name.indexOf('.'))))[name];
   if (typeof handler !== 'function') throw new AvfsError('Internal', `no handler for ${name}`);
   return handler as Handler;
+}
+
+async function handlersOf(area: string): Promise<Record<string, unknown>> {
+  switch (area) {
+    case 'vault': return (await import('./handlers/vault')).vaultHandlers;
+    case 'files': return (await import('./handlers/files')).fileHandlers;
+    case 'store': return (await import('./handlers/store')).storeHandlers;
+    case 'checkpoint': return (await import('./handlers/checkpoint')).checkpointHandlers;
+    case 'mount': return (await import('./handlers/mount')).mountHandlers;
+    case 'policy': return (await import('./handlers/policy')).policyHandlers;
+    case 'proxy': return (await import('./handlers/proxy')).proxyHandlers;
+    case 'host': return (await import('./handlers/host')).hostHandlers;
+  }
+  return {};
 }
 
 export interface Outcome {

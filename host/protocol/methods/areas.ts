@@ -28,16 +28,17 @@ export function areaOf(method: MethodName): MethodArea {
 
 /** The params and result schemas of one method, loading only its area's table. */
 export async function methodSchemas<M extends MethodName>(method: M): Promise<(typeof import('../methods').METHODS)[M]> {
-  const table: Record<string, unknown> = await (async () => {
-    switch (areaOf(method)) {
-      case 'vault': return (await import('./vault')).VAULT_METHODS;
-      case 'files': return (await import('./files')).FILE_METHODS;
-      case 'checkpoints': return (await import('./checkpoints')).CHECKPOINT_METHODS;
-      case 'store': return (await import('./store')).STORE_METHODS;
-      case 'mounts': return (await import('./mounts')).MOUNT_METHODS;
-      case 'policy': return (await import('./policy')).POLICY_METHODS;
-      case 'exec': return (await import('./exec')).EXEC_METHODS;
-    }
-  })();
-  return table[method] as (typeof import('../methods').METHODS)[M];
+  return (await tableOf(areaOf(method)))[method] as (typeof import('../methods').METHODS)[M];
+}
+
+async function tableOf(area: MethodArea): Promise<Record<string, unknown>> {
+  switch (area) {
+    case 'vault': return (await import('./vault')).VAULT_METHODS;
+    case 'files': return (await import('./files')).FILE_METHODS;
+    case 'checkpoints': return (await import('./checkpoints')).CHECKPOINT_METHODS;
+    case 'store': return (await import('./store')).STORE_METHODS;
+    case 'mounts': return (await import('./mounts')).MOUNT_METHODS;
+    case 'policy': return (await import('./policy')).POLICY_METHODS;
+    case 'exec': return (await import('./exec')).EXEC_METHODS;
+  }
 }
