@@ -6,7 +6,7 @@
  * judged as if typed directly; files it writes or reads through options are judged as paths.
  */
 import type { Handler } from '../classify';
-import { type Cmd, type ParsedOpts, parseOpts } from '../command';
+import { Cmd, type ParsedOpts, parseOpts } from '../command';
 import { dropPrefix, literal, litWord, type Word } from '../words';
 
 /** Config keys whose value is a program (or shell text) git will run. */
@@ -180,7 +180,7 @@ function optionEffects(cmd: Cmd, name: string, opts: ParsedOpts): void {
 }
 
 function sub(cmd: Cmd, name: string, args: Word[]): void {
-  const opts = parseOpts(args, SHORT_VALUED[name] ?? 'b', LONG_VALUED);
+  const opts = parseOpts(args, (Object.hasOwn(SHORT_VALUED, name) ? SHORT_VALUED[name]! : 'b'), LONG_VALUED);
   const has = (...flags: string[]) => flags.some((flag) => opts.flags.has(flag));
   const operands = opts.operands.map((word) => literal(word));
   optionEffects(cmd, name, opts);
@@ -334,8 +334,12 @@ function sub(cmd: Cmd, name: string, args: Word[]): void {
     if (name === 'submodule' || name === 'lfs') cmd.add(['networked'], `git ${name} may fetch`);
     return;
   }
-  // An alias from the user's gitconfig, or an external git-<name> program.
+  // An alias from the user's gitconfig, or an external git-<name> program: its arguments are
+  // judged as an unknown program's are (`-o FILE` writes FILE, a path is read).
   cmd.add(['mutating', 'code_execution'], `git ${name} is not a known git command (an alias or external program)`);
+  const external = new Cmd(`git-${name}`, args, cmd.text, cmd.stdin, cmd.judge);
+  external.argumentPaths();
+  cmd.findings.push(...external.findings);
 }
 
 /** `git grep -O<pager>` / `--open-files-in-pager=<pager>` opens the matches in that program. */

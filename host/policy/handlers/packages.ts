@@ -239,7 +239,7 @@ function subcommands(tool: string, table: Record<string, 'install' | 'run' | 're
       cmd.add(['read_only'], `${tool} prints information`);
       return;
     }
-    const kind = table[sub] ?? fallback;
+    const kind = Object.hasOwn(table, sub) ? table[sub]! : fallback;
     switch (kind) {
       case 'install':
         install(cmd, `${tool} ${sub}`);
