@@ -4,13 +4,17 @@
  * it) that compile is skipped. A cache V8 rejects (another Node, other flags) only costs a file
  * read: the file is then compiled as usual.
  */
+import { isAscii } from 'node:buffer';
 import { readFileSync, writeFileSync } from 'node:fs';
 import Module, { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { Script } from 'node:vm';
 
 export function requireWithCodeCache<T>(file: string): T {
-  const source = readFileSync(file, 'utf8');
+  // The build writes the core in ASCII (scripts/build.mjs), which decodes as Latin-1 in a third of
+  // UTF-8's time (~1.5 ms against ~4.5 ms for the 1 MB file); a file that is not ASCII is UTF-8.
+  const bytes = readFileSync(file);
+  const source = isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
   let cachedData: Buffer | undefined;
   try {
     cachedData = readFileSync(`${file}.cache`);
