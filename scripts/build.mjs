@@ -5,7 +5,7 @@
 // buildVscodeTests() bundles the tests that run inside VS Code; the VS Code test runners call it.
 import { build } from 'esbuild';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,9 +21,12 @@ const common = {
   format: 'cjs',
   sourcemap: 'linked',
   logLevel: 'warning',
-  // Native modules load their own binaries from their package folders (SQLite, and the policy's
-  // shell parser: tree-sitter's runtime and the bash grammar); vscode is provided by the editor.
-  external: ['better-sqlite3', 'tree-sitter', 'tree-sitter-bash', 'vscode'],
+  // The policy's shell parser (tree-sitter's runtime and the bash grammar) loads its binaries from
+  // its package folders; vscode is provided by the editor. better-sqlite3's JavaScript is bundled
+  // (so the CLI's code cache covers it) and given its binary's path (host/store/db.ts), so its
+  // `bindings` helper, which would look for the binary beside the bundle, is never loaded. Its
+  // package.json stays outside: it is how the binary's folder is found at run time.
+  external: ['better-sqlite3/package.json', 'bindings', 'tree-sitter', 'tree-sitter-bash', 'tree-sitter-bash/package.json', 'vscode'],
   // import() becomes require(): the CLI's core is compiled with V8's code cache through a
   // vm.Script (host/cli/bundleLoader.ts), which has no loader for import().
   supported: { 'dynamic-import': false },
@@ -47,15 +50,23 @@ const coreOutside = {
 /**
  * zod's namespace exports every locale (400 kB, a fifth of the host's bundle, ~13 ms to
  * initialise at each CLI call); avfs speaks English only, which zod loads by itself. Every
- * `locales` namespace in zod is bundled with `en` alone.
+ * `locales` namespace in zod is bundled with `en` alone. zod's fromJSONSchema, which avfs never
+ * calls, copies two of zod's namespaces into one object as it loads (~1 ms of each cold call): it
+ * is bundled as a function that says so.
  */
-const zodEnglishOnly = {
-  name: 'zod-english-only',
+const zodTrimmed = {
+  name: 'zod-trimmed',
   setup(b) {
+    const inZod = (args) => args.importer.includes(`${sep}zod${sep}`);
     b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
-      args.importer.includes(`${sep}zod${sep}`) ? { path: join(dirname(args.importer), '..', 'locales', 'index.js'), namespace: 'zod-en' } : undefined,
+      inZod(args) ? { path: join(dirname(args.importer), '..', 'locales', 'index.js'), namespace: 'zod-en' } : undefined,
     );
     b.onLoad({ filter: /.*/, namespace: 'zod-en' }, (args) => ({ contents: 'export { default as en } from "./en.js";', resolveDir: dirname(args.path), loader: 'js' }));
+    b.onResolve({ filter: /^\.\/from-json-schema\.js$/ }, (args) => (inZod(args) ? { path: 'from-json-schema', namespace: 'zod-no-from-json' } : undefined));
+    b.onLoad({ filter: /.*/, namespace: 'zod-no-from-json' }, () => ({
+      contents: 'export function fromJSONSchema() { throw new Error("zod\'s fromJSONSchema is not bundled with avfs"); }',
+      loader: 'js',
+    }));
   },
 };
 
@@ -82,6 +93,18 @@ const policyAreaOnly = {
 };
 
 /**
+ * The CLI's cores are read as Latin-1 when they are ASCII (host/cli/bundleLoader.ts: three times
+ * faster than decoding UTF-8). esbuild writes strings and regular expressions in ASCII already;
+ * what is left are comments (a dash, an ellipsis), which become \u escapes. They are comments, so
+ * nothing the code does changes.
+ */
+function asciiOnly(file) {
+  const text = readFileSync(file, 'utf8');
+  if (/^[\x00-\x7f]*$/.test(text)) return;
+  writeFileSync(file, text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+}
+
+/**
  * V8's code cache of dist/avfs-core.js (host/cli/bundleLoader.ts), made by the Node that builds,
  * which is the Node that runs the CLI. Best made at the end of a one-shot `proxy exec -- true`,
  * in a throw-away home: the cache then also holds the functions a call compiles as it runs (the
@@ -98,8 +121,12 @@ function writeCodeCache(outdir) {
     });
   const cache = join(outdir, 'avfs-core.js.cache');
   try {
-    // The policy core's cache, from a decision that reads shell text (the parser, the walk, the rules).
-    const policy = cli(['--json', 'policy', 'check', '--shell', 'cd src && npm test 2>&1 | tee log && echo "$(date)" > done'], 'exit');
+    // The policy core's cache, from a decision of a line of the kind agents send, so that it holds
+    // the parser, the walk, the rules and the handlers of the programs they run most (cd, git,
+    // npm, python, ls, grep, tee, echo): the functions a decision runs that the cache lacks are
+    // compiled as they first run.
+    const policy = cli(['--json', 'policy', 'check', '--shell',
+      `cd src && git status --short && npm test -- --coverage 2>&1 | tee test.log; python3 -c 'print(1)' > out.txt && ls -la | grep x && echo "$(date)" > done`], 'exit');
     if (policy.status !== 0 || !cacheAccepted(outdir, 'avfs-policy.js')) {
       rmSync(join(outdir, 'avfs-policy.js.cache'), { force: true });
       process.stderr.write(`build: no code cache for avfs-policy.js (its decision failed: ${policy.stdout || policy.stderr}); it loads without one\n`);
@@ -137,15 +164,16 @@ export async function buildProduct({ outdir = dist, production = false } = {}) {
     entryPoints: [join(root, 'host/avfs.ts')],
     outfile: join(outdir, 'avfs.js'),
     banner: { js: '#!/usr/bin/env node' },
-    plugins: [coreOutside, zodEnglishOnly],
+    plugins: [coreOutside, zodTrimmed],
   });
   chmodSync(join(outdir, 'avfs.js'), 0o755);
-  await build({ ...options, entryPoints: [join(root, 'host/cli/core.ts')], outfile: join(outdir, 'avfs-core.js'), plugins: [zodEnglishOnly] });
-  await build({ ...options, entryPoints: [join(root, 'host/cli/core.ts')], outfile: join(outdir, 'avfs-policy.js'), plugins: [policyAreaOnly, zodEnglishOnly] });
+  await build({ ...options, entryPoints: [join(root, 'host/cli/core.ts')], outfile: join(outdir, 'avfs-core.js'), plugins: [zodTrimmed] });
+  await build({ ...options, entryPoints: [join(root, 'host/cli/core.ts')], outfile: join(outdir, 'avfs-policy.js'), plugins: [policyAreaOnly, zodTrimmed] });
+  for (const core of ['avfs-core.js', 'avfs-policy.js']) asciiOnly(join(outdir, core));
   // The process that starts the vault host's commands (host/proxy/runnerClient.ts).
   await build({ ...options, entryPoints: [join(root, 'host/proxy/runnerProcess.ts')], outfile: join(outdir, 'avfs-runner.js') });
   // The vault host's operation threads (host/daemon/pool.ts).
-  await build({ ...options, entryPoints: [join(root, 'host/daemon/opsWorker.ts')], outfile: join(outdir, 'avfs-ops-worker.js'), plugins: [zodEnglishOnly] });
+  await build({ ...options, entryPoints: [join(root, 'host/daemon/opsWorker.ts')], outfile: join(outdir, 'avfs-ops-worker.js'), plugins: [zodTrimmed] });
   writeCodeCache(outdir);
   // The FUSE binding ships beside the bundle, which loads it from its own directory.
   const addon = buildFuseAddon();
@@ -165,7 +193,7 @@ export async function buildProduct({ outdir = dist, production = false } = {}) {
       sourcemap: production ? false : 'linked',
       entryPoints: [join(root, 'webview/main.ts')],
       outfile: join(outdir, 'webview.js'),
-      plugins: [zodEnglishOnly],
+      plugins: [zodTrimmed],
     });
   }
 }

@@ -1,8 +1,9 @@
 /** Checkpoints, change summaries and the audit trail: the shapes agents and the editor read. */
 import { z } from 'zod';
+import { CHECKPOINT_NAME_RE } from './names';
 import { FileType } from './vault';
 
-export const CHECKPOINT_NAME_RE = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/;
+export { CHECKPOINT_NAME_RE };
 export const CheckpointName = z
   .string()
   .regex(CHECKPOINT_NAME_RE, 'a checkpoint name is 1-128 characters of A-Z a-z 0-9 . _ -, not starting with . or -');

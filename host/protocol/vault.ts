@@ -1,7 +1,8 @@
 /** Vault-level contract: names, quotas, vault info, file stat, directory entries. */
 import { z } from 'zod';
+import { VAULT_NAME_RE } from './names';
 
-export const VAULT_NAME_RE = /^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$/;
+export { VAULT_NAME_RE };
 export const VaultName = z
   .string()
   .regex(VAULT_NAME_RE, 'a vault name is 1-64 characters of A-Z a-z 0-9 _ -, not starting with -');

@@ -5,7 +5,7 @@
  * tree as an automatic checkpoint and puts inode numbers back as they were.
  */
 import { AvfsError } from '../protocol/errors';
-import { CHECKPOINT_NAME_RE } from '../protocol/changes';
+import { CHECKPOINT_NAME_RE } from '../protocol/names';
 import type { Db } from './db';
 import { writeTxn } from './db';
 import type { Journal } from './journal';

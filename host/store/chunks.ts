@@ -2,12 +2,19 @@
  * Content-addressed chunk storage. A chunk is at most CHUNK_SIZE bytes, named by its SHA-256,
  * stored once per vault file. A fork reads chunks it does not hold from its ancestors' files.
  */
-import { createHash } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import type { Db } from './db';
 
+let crypto: typeof import('node:crypto') | undefined;
+
+/**
+ * node:crypto loads on the first hash: a call that opens a vault only to read it (`policy check`
+ * reading the vault's rules, `cat`, `ls`) never hashes, and loading it costs a cold call ~2 ms.
+ */
 export function hashChunk(data: Uint8Array): Buffer {
-  return createHash('sha256').update(data).digest();
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  crypto ??= require('node:crypto') as typeof import('node:crypto');
+  return crypto.createHash('sha256').update(data).digest();
 }
 
 /** Where chunks this vault does not hold itself are found (a fork's ancestors), nearest first. */

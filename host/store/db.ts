@@ -23,15 +23,25 @@ import { MIGRATIONS } from './schema';
 
 export type Db = Database.Database;
 
-let driver: typeof Database | undefined;
+let driver: { Database: typeof Database; binary: string | undefined } | undefined;
 
 /**
- * better-sqlite3, loaded by the first open: a call that opens no vault (a policy check with no
- * current vault, a call handed to the host) does not load the native module.
+ * A connection to `file` through better-sqlite3, which is loaded by the first open: a call that
+ * opens no vault (a policy check with no current vault, a call handed to the host) does not load
+ * it. Its JavaScript is bundled with avfs (scripts/build.mjs), so V8's code cache covers it. Its
+ * binary is found here, in its package's build folder, and given to each open: the driver's own
+ * search (the `bindings` helper) starts beside the calling file, which in a bundle is not its
+ * package, and costs ~1 ms more.
  */
-function sqlite(): typeof Database {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on first use (above)
-  return (driver ??= require('better-sqlite3') as typeof Database);
+function newDatabase(file: string, options: Database.Options): Db {
+  if (!driver) {
+    /* eslint-disable @typescript-eslint/no-require-imports -- loaded on first use (above) */
+    const Driver = require('better-sqlite3') as typeof Database;
+    const binary = join(dirname(require.resolve('better-sqlite3/package.json')), 'build', 'Release', 'better_sqlite3.node');
+    /* eslint-enable @typescript-eslint/no-require-imports */
+    driver = { Database: Driver, binary: existsSync(binary) ? binary : undefined };
+  }
+  return new driver.Database(file, driver.binary ? { ...options, nativeBinding: driver.binary } : options);
 }
 
 /**
@@ -172,6 +182,27 @@ export function openDb(file: string, opts: OpenOptions = {}): Db {
   }
 }
 
+/**
+ * A table of statements, each prepared the first time it is used. Preparing one costs SQLite a
+ * compile (~25 µs); a vault opened for one CLI call uses a few of the ~30 the store defines, and a
+ * long-lived process prepares each once all the same.
+ */
+export function preparedOnUse<T extends Record<string, () => unknown>>(defs: T): { readonly [K in keyof T]: ReturnType<T[K]> } {
+  const table = {} as { [K in keyof T]: ReturnType<T[K]> };
+  for (const key of Object.keys(defs) as (keyof T & string)[]) {
+    Object.defineProperty(table, key, {
+      configurable: true,
+      enumerable: true,
+      get() {
+        const statement = defs[key]!() as ReturnType<T[typeof key]>;
+        Object.defineProperty(table, key, { value: statement, enumerable: true });
+        return statement;
+      },
+    });
+  }
+  return table;
+}
+
 /** The file's `PRAGMA user_version` (its number of applied migrations). */
 export function schemaVersion(db: Db): number {
   return db.pragma('user_version', { simple: true }) as number;
@@ -195,7 +226,7 @@ export function tableNames(db: Db): Set<string> {
 function connect(file: string, readonly: boolean): Db {
   let db: Db | undefined;
   try {
-    db = new (sqlite())(file, { readonly, fileMustExist: true });
+    db = newDatabase(file, { readonly, fileMustExist: true });
     db.pragma('schema_version'); // the first read is where SQLite finds out it cannot use the file
     return db;
   } catch (e) {
@@ -216,7 +247,7 @@ function connectToCopy(file: string): Db {
   const copy = join(dir, basename(file));
   try {
     copyFileSync(file, copy, fsConstants.COPYFILE_FICLONE);
-    const db = new (sqlite())(copy, { readonly: true, fileMustExist: true });
+    const db = newDatabase(copy, { readonly: true, fileMustExist: true });
     const close = db.close.bind(db);
     // The copy lives as long as the connection.
     db.close = () => {
@@ -235,7 +266,7 @@ function connectToCopy(file: string): Db {
 export function createDbFile(file: string): Db {
   let db: Db;
   try {
-    db = new (sqlite())(file, { fileMustExist: false });
+    db = newDatabase(file, { fileMustExist: false });
   } catch (e) {
     throw new AvfsError('StorageError', `cannot create vault file ${file}: ${(e as Error).message}`, { file });
   }

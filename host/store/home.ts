@@ -5,13 +5,23 @@
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AvfsError } from '../protocol/errors';
-import { type Quotas, VAULT_NAME_RE } from '../protocol/vault';
+import type { Quotas } from '../protocol/vault';
+import { VAULT_NAME_RE } from '../protocol/names';
 import { FORKS_RECORDED_KEY } from './forkLinks';
 import { AncestorChunks } from './forks';
 import { defaultHome } from './homeDir';
-import { Vault, type VaultOpenOptions } from './vault';
+import type { Vault, VaultOpenOptions } from './vault';
 
 export const VAULT_EXT = '.avfs';
+
+/**
+ * The store, loaded when a vault is opened or made: a call that reads only the home (which vault
+ * is current; `policy check` with no vault) does not load it (~3 ms of a cold CLI call).
+ */
+function store(): typeof import('./vault') {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require('./vault') as typeof import('./vault');
+}
 
 export { defaultHome };
 
@@ -75,7 +85,7 @@ export class AvfsHome {
     }
     closeSync(fd);
     try {
-      const v = Vault.create(name, file);
+      const v = store().Vault.create(name, file);
       // A new vault has made no forks yet: its fork record is complete from here on.
       v.setMeta(FORKS_RECORDED_KEY, new Date().toISOString());
       for (const [k, val] of Object.entries(quotas)) {
@@ -90,7 +100,7 @@ export class AvfsHome {
 
   /** Opens a vault; a fork is wired to read the chunks it does not hold from its ancestors. */
   open(name: string, opts: VaultOpenOptions = {}): Vault {
-    const v = Vault.open(name, this.vaultFile(name), opts);
+    const v = store().Vault.open(name, this.vaultFile(name), opts);
     const parent = v.meta('parent');
     if (parent) v.attachAncestors(new AncestorChunks(this, parent));
     return v;

@@ -7,7 +7,7 @@
 import { AvfsError } from '../protocol/errors';
 import { ChunkStore } from './chunks';
 import type { Db } from './db';
-import { writeTxn } from './db';
+import { preparedOnUse, writeTxn } from './db';
 import { QuotaBook } from './quota';
 import { CHUNK_SIZE, ROOT_INO } from './schema';
 
@@ -135,8 +135,8 @@ export class InodeStore {
   constructor(readonly db: Db) {
     this.chunks = new ChunkStore(db);
     this.quotas = new QuotaBook(db);
-    const p = <P extends unknown[], R = unknown>(sql: string) => db.prepare<P, R>(sql);
-    this.s = {
+    const p = <P extends unknown[], R = unknown>(sql: string) => () => db.prepare<P, R>(sql);
+    this.s = preparedOnUse({
       getInode: p<[number], InodeRow>('SELECT * FROM inodes WHERE ino = ?'),
       lookup: p<[number, string], { ino: number }>('SELECT ino FROM dentries WHERE parent = ? AND name = ?'),
       lookupAttr: p<[number, string], InodeRow>(
@@ -188,7 +188,7 @@ export class InodeStore {
       takeIno: p<[], { ino: number }>(
         'UPDATE counters SET next_ino = next_ino + 1, live_inodes = live_inodes + 1 WHERE id = 1 RETURNING next_ino - 1 AS ino',
       ),
-    };
+    });
   }
 
   /** Writes the root directory and counters into a freshly migrated vault. */
