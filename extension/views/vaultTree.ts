@@ -54,6 +54,9 @@ export class VaultTree implements vscode.TreeDataProvider<TreeNode>, vscode.Disp
   private last: Snapshot | undefined;
   /** Reads started so far: a read that ends after a newer one started (a slow host, the home changed) is not kept. */
   private reads = 0;
+  /** Settles when a newer read replaces the current one (snapshot() then waits for that one). */
+  private replace: () => void = () => undefined;
+  private replaced = new Promise<void>((r) => (this.replace = r));
   /** One node object per id, so that a node handed to a command is the one the view knows. */
   private readonly nodes = new Map<string, TreeNode>();
   private readonly checkpointInfo = new Map<string, CheckpointInfo>();
@@ -124,9 +127,34 @@ export class VaultTree implements vscode.TreeDataProvider<TreeNode>, vscode.Disp
     for (const vault of checkpoints) if (!redrawn.has(vault) && after.infos.has(vault)) this.emitter.fire(this.node({ kind: 'checkpoints', vault }));
   }
 
-  /** The vaults as last read (reading them now if the view has not yet). */
-  snapshot(): Promise<Snapshot> {
-    return (this.loading ??= this.load());
+  /**
+   * The vaults as last read (reading them now if the view has not yet). A read that a newer one
+   * replaces while it is awaited (the home changed, the host restarted) gives way to the newer one:
+   * what it would give is another home's vaults, and a request to a host that went away can hang
+   * until its time-out (30 s) where the newer read takes milliseconds.
+   */
+  async snapshot(): Promise<Snapshot> {
+    for (;;) {
+      const read = this.read();
+      const replaced = this.replaced;
+      let outcome: { snap: Snapshot } | undefined;
+      try {
+        outcome = await Promise.race([read.then((snap) => ({ snap })), replaced.then(() => undefined)]);
+      } catch (e) {
+        if (read === this.loading) throw e;
+      }
+      if (outcome && read === this.loading) return outcome.snap;
+    }
+  }
+
+  /** The read under way or last done; a new one when a redraw dropped it (waking those who wait on the old one). */
+  private read(): Promise<Snapshot> {
+    if (!this.loading) {
+      this.loading = this.load();
+      this.replace();
+      this.replaced = new Promise<void>((r) => (this.replace = r));
+    }
+    return this.loading;
   }
 
   /** The vaults as last read, without asking the host; undefined before the first read. */
