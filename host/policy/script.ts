@@ -12,7 +12,7 @@ import { judgePath, type PathContext } from './paths';
 import { judgeRedirects, REDIRECT_TYPES } from './redirects';
 import { roughCommands } from './roughRead';
 import { adoptScope, copyScope, endlessLoop, type FunctionInfo, resolveName, type Scope, spawnsUnwaited, spawnsWithoutBound } from './shellState';
-import { evalWord, literal, litWord, type Taint, type Value, type Word, type WordScope } from './words';
+import { evalWord, literal, litWord, splitFields, type Taint, type Value, type Word, type WordScope } from './words';
 
 /** One judged piece before rules give it an action. */
 export interface RawPart {
@@ -171,6 +171,12 @@ export class ScriptWalker {
       },
       set errexit(on: boolean) {
         scope.errexit = on;
+      },
+      get positional() {
+        return scope.positional;
+      },
+      set positional(values) {
+        scope.positional = values;
       },
       alias: (name, value) => {
         scope.aliases.set(name, value);
@@ -349,8 +355,15 @@ export class ScriptWalker {
           if (!c || c.type === 'word' && c.text.startsWith('-')) continue;
           if (functions) scope.functions.delete(c.text);
           else {
-            scope.vars.delete(resolveName(scope, c.text) ?? c.text);
-            scope.namerefs.delete(c.text);
+            // An unset variable expands to nothing, not to what the policy assumes of it before the
+            // line (`unset PWD; cat $PWD/x` reads /x); a computed name could be any of them.
+            const name = literal(evalWord(c, this.wordScope(scope)));
+            if (name === null) {
+              this.addPart(node.text, [], [{ categories: ['unknown'], why: `unset of a computed name (${c.text}), which could be PWD or HOME` }]);
+              continue;
+            }
+            scope.vars.set(resolveName(scope, name) ?? name, '');
+            scope.namerefs.delete(name);
           }
         }
         return undefined;
@@ -529,7 +542,7 @@ export class ScriptWalker {
     for (let i = 0; i < node.childCount; i++) {
       if (node.fieldNameForChild(i) === 'value') {
         const c = node.child(i);
-        if (c) values.push(evalWord(c, this.wordScope(scope)));
+        if (c) values.push(...splitFields(evalWord(c, this.wordScope(scope))));
       }
     }
     if (variable) {
@@ -616,8 +629,8 @@ export class ScriptWalker {
           prefixVars.set(assigned.name, valueOf(assigned.name, assigned.value));
         }
       } else if (REDIRECT_TYPES.has(child.type)) redirects.push(child);
-      else if (field === 'name') words.push(evalWord(child.namedChildren[0] ?? child, ws));
-      else if (field === 'argument') words.push(evalWord(child, ws));
+      else if (field === 'name') words.push(...splitFields(evalWord(child.namedChildren[0] ?? child, ws)));
+      else if (field === 'argument') words.push(...splitFields(evalWord(child, ws)));
       else if (child.isNamed && child.type !== 'comment') this.walk(child, scope, INHERIT);
     }
     const r = judgeRedirects(redirects, this.wordScope(scope), this.paths(scope));

@@ -22,6 +22,8 @@ const FAMILIES = [
   'environment that hijacks what runs',
   'host system state',
   'resource exhaustion',
+  'word splitting of known values',
+  'positional parameters and unset variables',
 ];
 describe('policy corpus', () => {
   const cases = loadCorpus();

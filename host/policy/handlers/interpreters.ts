@@ -5,7 +5,7 @@
  */
 import type { Handler } from '../classify';
 import { Cmd, parseOpts } from '../command';
-import { literal, litWord, taints, type Value, type Word } from '../words';
+import { literal, litWord, taints, type Word, wordValue } from '../words';
 import { scanInlineCode } from './inlineCode';
 import { PACKAGE_TOOLS } from './packages';
 
@@ -94,7 +94,7 @@ const shell: Handler = (cmd) => {
       return;
     }
     const text = codeText(cmd, arg, what);
-    const positional: (string | Value)[] = rest.slice(2).map((word) => literal(word) ?? { kind: 'unknown', taint: [...taints(word)], what: word.raw });
+    const positional = rest.slice(2).map(wordValue);
     if (text !== null) {
       cmd.transparent = cmd.findings.length === 0;
       cmd.script(text, what, positional);

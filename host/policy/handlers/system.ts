@@ -16,7 +16,7 @@ function simple(categories: Parameters<Cmd['add']>[0], why: string, paths: 'read
 const INFO = [
   'pwd', 'true', 'false', ':', 'whoami', 'id', 'uname', 'printenv', 'which', 'type', 'whereis', 'hash', 'seq', 'yes', 'sleep',
   'expr', 'bc', 'dc', 'factor', 'nproc', 'arch', 'locale', 'tty', 'groups', 'logname', 'uptime', 'free', 'lsb_release', 'sw_vers', 'getconf', 'tput',
-  'clear', 'help', 'history', 'jobs', 'wait', 'umask', 'ulimit', 'exit', 'return', 'break', 'continue', 'shift', 'let', 'test', '[', '[[', 'cal',
+  'clear', 'help', 'history', 'jobs', 'wait', 'umask', 'ulimit', 'exit', 'return', 'break', 'continue', 'let', 'test', '[', '[[', 'cal',
       'dirs', 'times', 'ps', 'pgrep', 'pidof', 'lscpu', 'lsblk', 'lsusb', 'lspci',
   'vmstat', 'iostat', 'w', 'who', 'last', 'users', 'tz', 'info', 'apropos', 'whatis', 'cowsay', 'figlet', 'numfmt', 'shuf', 'tsort', 'ptx',
   'md5pass', 'uuidgen', 'mkpasswd', 'getent', 'stty', 'unset', 'declare', 'typeset', 'local', 'readonly', 'export', 'disown', 'bg', 'fg',
