@@ -24,6 +24,7 @@ const FAMILIES = [
   'resource exhaustion',
   'word splitting of known values',
   'positional parameters and unset variables',
+  'inline code that starts programs',
 ];
 describe('policy corpus', () => {
   const cases = loadCorpus();

@@ -172,7 +172,48 @@ const LANGS: Record<string, Lang> = {
   ghci: { code: ['-e'], valued: [], info: ['--version'] },
   runghc: { code: [], valued: [], info: ['--version'] },
   irb: { code: [], valued: ['-r', '-I'], info: ['-v', '--version'] },
+  // Languages of the JVM, BEAM, Lisps and others: unknown, they were judged as a program with
+  // arguments, and `groovy -e '"rm -rf /".execute()'` was allow_with_checkpoint.
+  groovy: { code: ['-e'], valued: ['-cp', '-classpath', '--classpath', '-D'], info: ['-v', '--version', '-h', '--help'] },
+  scala: { code: ['-e'], valued: ['-cp', '-classpath', '-J'], info: ['-version', '--version', '-help'] },
+  kotlin: { code: ['-e', '-expression'], valued: ['-cp', '-classpath'], info: ['-version'] },
+  jshell: { code: [], valued: ['--class-path', '--startup', '-R', '-J'], info: ['--version', '-version', '--help'] },
+  erl: { code: ['-eval'], valued: ['-pa', '-pz', '-sname', '-name', '-setcookie', '-config', '-s', '-run'], info: ['-version'] },
+  elixir: { code: ['-e', '--eval'], valued: ['-r', '--require', '-pa', '-pz', '--erl'], info: ['-v', '--version', '-h', '--help'] },
+  iex: { code: ['-e', '--eval'], valued: ['-S', '-r', '--erl'], info: ['-v', '--version', '-h', '--help'] },
+  guile: { code: ['-c'], valued: ['-L', '-l', '-e', '-x', '-C'], info: ['-v', '--version', '-h', '--help'] },
+  racket: { code: ['-e', '--eval'], valued: ['-l', '--lib', '-t', '--require', '-f', '--load', '-r', '-S'], info: ['-v', '--version', '-h', '--help'] },
+  sbcl: { code: ['--eval'], valued: ['--load', '--core', '--dynamic-space-size'], info: ['--version', '--help'] },
+  clisp: { code: ['-x'], valued: ['-i', '-M', '-c'], info: ['--version', '--help'] },
+  clojure: { code: ['-e', '--eval'], valued: ['-M', '-A', '-X', '-T', '-Sdeps', '-i', '--init'], info: ['--version', '-h', '--help'] },
+  bb: { code: ['-e', '--eval'], valued: ['-cp', '--classpath', '-f', '--file', '-m', '--main'], info: ['--version', '-h', '--help'] },
+  raku: { code: ['-e'], valued: ['-I', '-M'], info: ['-v', '--version', '-h', '--help'] },
+  swipl: { code: ['-g', '--goal', '-t'], valued: ['-f', '-s', '-l', '-x'], info: ['--version', '--help'] },
+  nu: { code: ['-c', '--commands'], valued: ['--config', '--env-config'], info: ['-v', '--version', '-h', '--help'] },
+  xonsh: { code: ['-c'], valued: ['--rc'], info: ['-V', '--version', '-h', '--help'] },
 };
+
+/**
+ * Library options (perl -M, ruby -r, node -r, lua -l …) whose value names a network library: the
+ * program talks to the network whatever its code says.
+ */
+const LOAD_OPTIONS = new Set(['-M', '-m', '-r', '--require', '--import', '-l']);
+const NETWORK_LIBRARY =
+  /LWP|Net::|IO::Socket|HTTP|Socket|URI::Fetch|Mojo::UserAgent|^(node:)?(https?|net|dgram|tls|http2|undici)$|^net\/|^open-uri|^socket|^uri$|faraday|httparty|excon|typhoeus|^openssl$|^ssl|curl|requests|urllib|websocket/i;
+
+function loadsNetworkLibrary(cmd: Cmd, option: string, value: string | null): void {
+  if (value !== null && LOAD_OPTIONS.has(option) && NETWORK_LIBRARY.test(value)) {
+    cmd.add(['networked'], `${cmd.prog} ${option} loads a network library (${value})`);
+  }
+}
+
+/** PowerShell reads a bare word as a string: `Remove-Item -Recurse /` names `/` without quotes. */
+function powershellPaths(cmd: Cmd, code: string): void {
+  const writes = /\b(Remove-Item|Set-Content|Add-Content|Out-File|Copy-Item|Move-Item|New-Item|Rename-Item|Clear-Content|rm|del|ri|cp|mv|ni)\b/i.test(code);
+  for (const found of code.matchAll(/(?:^|[\s=,(])((?:\/|~|\.\.\/|[A-Za-z]:\\|\$HOME|\$env:)[^\s;|)'"]*)/g)) {
+    cmd.path(litWord(found[1]!.replace(/^\$HOME|^\$env:(USERPROFILE|HOME)/i, '~'), false), writes ? 'write' : 'read');
+  }
+}
 
 /** python -m MODULE: some modules are package managers, servers or REPLs. */
 function pythonModule(cmd: Cmd, mod: string, rest: Word[]): void {
@@ -228,7 +269,10 @@ function interpreter(lang: Lang): Handler {
         const text = codeText(cmd, arg, what(flag));
         if (text !== null) {
           if (/Encoded/i.test(flag) || flag === '-enc' || (flag === '-e' && lang === LANGS.pwsh)) cmd.add(['opaque_code'], `${what(flag)} runs encoded code`);
-          else scanInlineCode(cmd, text, what(flag));
+          else {
+            scanInlineCode(cmd, text, what(flag));
+            if (lang === LANGS.pwsh || lang === LANGS.powershell) powershellPaths(cmd, text);
+          }
         }
         continue;
       }
@@ -242,16 +286,18 @@ function interpreter(lang: Lang): Handler {
         // A module, an include directory, an env file: read wherever they are.
         const optionValue = cmd.args[++index];
         if (optionValue) cmd.maybePath(optionValue, 'read');
+        loadsNetworkLibrary(cmd, flag, cmd.vals[index] ?? null);
         continue;
       }
       // `--env-file=~/.aws/credentials`, `-I/usr/lib`: an attached value that names a file is read.
       cmd.maybePath(cmd.args[index]!, 'read');
       // A valued option with its value attached: perl -MLWP::Simple, -I/usr/lib.
-      if (lang.valued.some((option) => option.length === 2 && value.startsWith(option) && value.length > 2)) {
-        if (/^-[Mm]/.test(value) && /LWP|Net::|IO::Socket|HTTP|Socket|URI::Fetch|Mojo::UserAgent/.test(value)) cmd.add(['networked'],
-            `${cmd.prog} loads a network module (${value})`);
+      const attachedTo = lang.valued.find((option) => option.length === 2 && value.startsWith(option) && value.length > 2);
+      if (attachedTo) {
+        loadsNetworkLibrary(cmd, attachedTo, value.slice(2));
         continue;
       }
+      if (eq > 0) loadsNetworkLibrary(cmd, flag, value.slice(eq + 1));
       // Combined short flags: perl -pie 'code', -ne, ruby -pe; perl -i.bak edits in place.
       if (/^-[A-Za-z]+/.test(value) && !value.startsWith('--')) {
         if (lang.inPlace && /^-[a-zA-Z]*i/.test(value)) cmd.add(['mutating'], `${cmd.prog} -i edits files in place`);

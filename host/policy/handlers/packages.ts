@@ -6,6 +6,7 @@
 import type { Handler } from '../classify';
 import { Cmd, parseOpts } from '../command';
 import { literal } from '../words';
+import { scanInlineCode } from './inlineCode';
 
 const GLOBAL_INSTALL = new Set(['-g', '--global', '--location=global', '--user', '--system', '--break-system-packages']);
 const INSTALL_DIR = new Set(['--prefix', '--target', '-t', '--root', '--cache', '--global-folder', '--modules-folder', '--dir', '--cwd']);
@@ -192,7 +193,14 @@ const yarnLike = (tool: 'yarn' | 'pnpm' | 'bun'): Handler => (cmd) => {
     if (text !== null && /\.(m?[jt]sx?|cjs)$/.test(text)) cmd.path(rest[0], 'exec');
   }
   if (tool === 'bun' && /\.(m?[jt]sx?|cjs)$/.test(sub)) cmd.path(cmd.args[cmd.vals.indexOf(sub)]!, 'exec');
-  if (tool === 'bun' && (sub === '-e' || sub === '--eval')) cmd.add(['unknown'], 'bun -e runs inline code');
+  const flag = cmd.vals[0];
+  if (tool === 'bun' && flag && /^(-e|--eval|-p|--print)$/.test(flag)) {
+    // `bun -e CODE`: the code is the word after the flag (which the subcommand search took for one).
+    const code = cmd.vals[1];
+    if (code === null || code === undefined) cmd.add(['unknown'], `bun ${flag} runs inline code the policy cannot read`);
+    else scanInlineCode(cmd, code, `bun ${flag}`);
+    return;
+  }
   runsScripts(cmd, `${tool} ${sub}`);
 };
 

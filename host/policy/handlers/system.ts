@@ -32,7 +32,7 @@ const DEV_TOOLS = [
   'shellcheck', 'shfmt', 'hadolint', 'yamllint', 'markdownlint', 'cspell', 'codespell', 'pre-commit', 'coverage', 'nyc', 'c8', 'turbo', 'nx',
   'lerna', 'tsup', 'unbuild', 'pkgroll', 'protoc', 'buf', 'sqlc', 'alembic', 'django-admin', 'manage.py', 'flask', 'uvicorn', 'gunicorn',
   'hugo', 'jekyll', 'mkdocs', 'sphinx-build', 'pandoc', 'latexmk', 'pdflatex', 'xelatex', 'lualatex', 'convert', 'magick', 'ffmpeg',
-  'sqlite3', 'duckdb', 'diff3', 'git-lfs', 'pytype', 'jupyter', 'ipython', 'nbconvert', 'cython', 'maturin', 'wasm-pack', 'trunk', 'elm',
+  'sqlite3', 'diff3', 'git-lfs', 'pytype', 'jupyter', 'ipython', 'nbconvert', 'cython', 'maturin', 'wasm-pack', 'trunk', 'elm',
   'ocaml', 'dune', 'opam-exec',
 ];
 
@@ -76,7 +76,9 @@ const sqlite: Handler = (cmd) => {
   for (const value of cmd.vals) {
     if (value === null) continue;
     if (/(^|\n|;)\s*\.(shell|system|once|output|import|load|read|open|save|backup|restore|excel|cd)\b/.test(value) ||
-        /\bload_extension\s*\(|\bATTACH\b|\bwritefile\s*\(|\breadfile\s*\(/i.test(value)) {
+        /\bload_extension\s*\(|\bATTACH\b|\bwritefile\s*\(|\breadfile\s*\(/i.test(value) ||
+        // duckdb: COPY … TO/FROM a file, read_csv('/etc/…'), EXPORT DATABASE, INSTALL/LOAD of extensions (httpfs).
+        /\bCOPY\b[\s\S]*\b(TO|FROM)\b|\bread_\w+\s*\(|\bEXPORT\s+DATABASE\b|\b(INSTALL|LOAD)\s+\w|\bglob\s*\(|'[a-z0-9]+:\/\//i.test(value)) {
       cmd.add(['code_execution', 'unknown'], `${cmd.prog} dot-commands or functions reach outside the database (${value.slice(0, 40)})`);
     }
   }
@@ -141,6 +143,7 @@ export const SYSTEM_TOOLS: Record<string, Handler> = table(
   ],
   {
     sqlite3: sqlite,
+    duckdb: sqlite,
     psql: dbClient,
     mysql: dbClient,
     mariadb: dbClient,
