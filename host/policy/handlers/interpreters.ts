@@ -224,8 +224,33 @@ function pythonModule(cmd: Cmd, mod: string, rest: Word[]): void {
     cmd.findings.push(...sub.findings);
     return;
   }
-  if (/^(http|SimpleHTTPServer|smtpd|ftplib|xmlrpc|socketserver|aiosmtpd|wsgiref)$/.test(root)) {
+  if (/^(http|SimpleHTTPServer|smtpd|ftplib|xmlrpc|socketserver|aiosmtpd|wsgiref|smtplib|nntplib|imaplib|poplib|telnetlib|urllib)$/.test(root) ||
+      (root === 'pydoc' && rest.some((word) => /^-[pb]/.test(literal(word) ?? '-p')))) {
     cmd.add(['networked'], `python -m ${mod} serves or uses the network`);
+    return;
+  }
+  if (root === 'webbrowser' || root === 'antigravity') {
+    cmd.add(['system'], `python -m ${root} opens the host's browser`);
+    return;
+  }
+  if (root === 'timeit' || root === 'cProfile' || root === 'profile') {
+    // timeit's statements and -s setup are inline code; -c/--command for the profilers too.
+    const opts = parseOpts(rest, root === 'timeit' ? 'snru' : 'osm', ['setup', 'number', 'repeat', 'unit', 'outfile', 'sort']);
+    for (const out of [...(opts.values.get('o') ?? []), ...(opts.values.get('outfile') ?? [])]) cmd.path(out, 'write');
+    const code = root === 'timeit' ? [...(opts.values.get('s') ?? []), ...(opts.values.get('setup') ?? []), ...opts.operands] : [];
+    for (const word of code) {
+      const text = literal(word);
+      if (text === null) cmd.add(['unknown'], `python -m timeit runs computed code (${word.raw})`);
+      else scanInlineCode(cmd, text, 'python -m timeit');
+    }
+    if (root !== 'timeit') opts.operands.slice(0, 1).forEach((word) => cmd.path(word, 'exec'));
+    cmd.add(['code_execution', 'mutating'], `python -m ${root} runs code`);
+    return;
+  }
+  if (root === 'compileall' || root === 'py_compile') {
+    // Both write __pycache__ (or .pyc files) next to the sources they are given.
+    cmd.add(['mutating'], `python -m ${root} writes compiled files`);
+    rest.filter((word) => !(literal(word) ?? '').startsWith('-')).forEach((word) => cmd.path(word, 'write', 'compiles into'));
     return;
   }
   if (root === 'venv' || root === 'virtualenv') {
@@ -238,7 +263,9 @@ function pythonModule(cmd: Cmd, mod: string, rest: Word[]): void {
     rest.forEach((word) => cmd.maybePath(word, 'read'));
     return;
   }
-  if (root === 'pdb' || root === 'code') cmd.add(['interactive'], `python -m ${root} is interactive`);
+  if (/^(pdb|code|asyncio|idlelib|turtledemo|tkinter|sqlite3)$/.test(root) && !(root === 'sqlite3' && rest.length > 1)) {
+    cmd.add(['interactive'], `python -m ${root} is interactive`);
+  }
   cmd.add(['code_execution', 'mutating'], `python -m ${mod} runs a module`);
   rest.forEach((word) => cmd.maybePath(word, 'read'));
 }

@@ -253,6 +253,11 @@ function subcommands(tool: string, table: Record<string, 'install' | 'run' | 're
         install(cmd, `${tool} ${sub}`);
         return;
       case 'run':
+        // `go run host/path@version` downloads the module and runs it, like npx.
+        if (tool === 'go' && cmd.vals.some((value) => value !== null && /^[^-@][^@]*\.[^@]*\/[^@]*@[^/]+$/.test(value))) {
+          install(cmd, `${tool} ${sub} of a remote module`);
+          return;
+        }
         runsScripts(cmd, `${tool} ${sub}`);
         return;
       case 'read':
