@@ -307,7 +307,7 @@ export class ScriptWalker {
       this.spawnDepth--;
       this.capture.pop();
     }
-    if (node.type === 'process_substitution') return { kind: 'procsub', taint: [...taint] };
+    if (node.type === 'process_substitution') return { kind: 'procsub', taint: [...taint], text: last?.outputText ?? null, from: text };
     if (last?.outputsWorkspacePaths && taint.size === 0) return { kind: 'workspace' };
     return { kind: 'unknown', taint: [...taint], what: node.text };
   }

@@ -14,8 +14,11 @@ export type Value =
   | { kind: 'host'; path: string }
   /** A path known to stay inside the workspace (a loop over workspace globs, `find .` output). */
   | { kind: 'workspace' }
-  /** A pipe from a process substitution: `/dev/fd/N`, carrying its producer's taint. */
-  | { kind: 'procsub'; taint: Taint[] }
+  /**
+   * A pipe from a process substitution: `/dev/fd/N`, carrying its producer's taint, and its output
+   * when known literally (`<(echo …)`), for a program that runs it as code (`bash <(echo …)`).
+   */
+  | { kind: 'procsub'; taint: Taint[]; text: string | null; from: string }
   /** Anything at all. */
   | { kind: 'unknown'; taint: Taint[]; what: string };
 

@@ -25,6 +25,7 @@ const FAMILIES = [
   'word splitting of known values',
   'positional parameters and unset variables',
   'inline code that starts programs',
+  'code from a process substitution or xargs input',
 ];
 describe('policy corpus', () => {
   const cases = loadCorpus();

@@ -37,19 +37,25 @@ function codeFromStdin(cmd: Cmd, what: string, onText: (text: string) => void): 
 function scriptFile(cmd: Cmd, word: Word, what: string): void {
   cmd.add(['code_execution'], `${what} runs the script ${word.raw}`);
   for (const seg of word.segs) {
-    if (seg.t === 'val' && seg.v.kind === 'procsub' && seg.v.taint.length > 0) cmd.add(['opaque_code'],
-        `${what} runs the output of a download or decoder (${word.raw})`);
+    if (seg.t !== 'val' || seg.v.kind !== 'procsub') continue;
+    if (seg.v.taint.length > 0) cmd.add(['opaque_code'], `${what} runs the output of a download or decoder (${word.raw})`);
+    // `bash <(echo 'rm -rf /')` is `echo 'rm -rf /' | bash`: the text is judged, or is unknown code.
+    else if (seg.v.text !== null) runText(cmd, seg.v.text, `${what} of the output of ${seg.v.from}`);
+    else cmd.add(['unknown'], `${what} runs code produced by ${seg.v.from}, which the policy cannot read`);
   }
   const verdict = cmd.path(word, 'exec');
   if (cmd.judge.downloaded.has(verdict.shown)) cmd.add(['opaque_code'], `${what} runs ${word.raw}, which this command line downloaded`);
   const text = cmd.judge.written.get(verdict.shown);
-  if (text !== undefined) {
-    // `source`/`.` run the file in this very shell; `bash file` in a child.
-    if (/^(source|\.)$/.test(cmd.prog)) cmd.script(text, `${word.raw}, written earlier on this line`, undefined, cmd.inShell ? 'current' : 'subshell');
-    else if (/^(sh|bash|zsh|dash|ksh)$/.test(cmd.prog)) cmd.script(text, `${word.raw}, written earlier on this line`);
-    else scanInlineCode(cmd, text, `${word.raw}, written earlier on this line`);
-  }
+  if (text !== undefined) runText(cmd, text, `${word.raw}, written earlier on this line`);
   if (verdict.cls === 'inside') cmd.add(['mutating'], `the script may change the workspace`);
+}
+
+/** Code a script-running command will run, known as text: shell text is walked, other languages scanned. */
+function runText(cmd: Cmd, text: string, what: string): void {
+  // `source`/`.` run the file in this very shell; `bash file` in a child.
+  if (/^(source|\.)$/.test(cmd.prog)) cmd.script(text, what, undefined, cmd.inShell ? 'current' : 'subshell');
+  else if (/^(sh|bash|zsh|dash|ksh|ash|mksh)$/.test(cmd.prog)) cmd.script(text, what);
+  else scanInlineCode(cmd, text, what);
 }
 
 const SHELL_VALUE_OPTS = new Set(['-o', '+o', '-O', '+O', '--rcfile', '--init-file', '-C']);
