@@ -456,6 +456,12 @@ export class ScriptWalker {
     if (name) scope.functions.set(name, info);
     const body = node.childForFieldName('body');
     if (!body) return;
+    // `f(){ …; } > /etc/x` redirects every call of f: judged once, here, like a compound's redirects.
+    const redirects = node.namedChildren.filter((c): c is SyntaxNode => !!c && REDIRECT_TYPES.has(c.type));
+    if (redirects.length > 0) {
+      const r = judgeRedirects(redirects, this.wordScope(scope), this.paths(scope));
+      if (r.findings.length > 0) this.addPart(node.text.slice(0, 200), ['(redirect)'], r.findings);
+    }
     const inner = copyScope(scope, { positional: 'unknown' });
     this.defining.push({ calls: info.calls, spawnDepth: this.spawnDepth });
     try {

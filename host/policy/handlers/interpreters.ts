@@ -142,6 +142,23 @@ const evalH: Handler = (cmd) => {
   }
 };
 
+/**
+ * compgen and complete: -C runs shell text, -F calls a function, and the -W word list is expanded
+ * (its `$(…)` run). compgen does it now; complete when the user presses tab, in an interactive
+ * shell, so at a time nobody knows.
+ */
+const completion: Handler = (cmd) => {
+  cmd.add(['read_only'], `${cmd.prog} lists or sets completions`);
+  const opts = parseOpts(cmd.args, 'oAGWFCXPS', []);
+  const mode = cmd.prog === 'compgen' ? 'subshell' : 'later';
+  const texts = [
+    ...(opts.values.get('C') ?? []).map((word) => ({ word, text: codeText(cmd, word, `${cmd.prog} -C`) })),
+    ...(opts.values.get('F') ?? []).map((word) => ({ word, text: codeText(cmd, word, `${cmd.prog} -F`) })),
+    ...(opts.values.get('W') ?? []).map((word) => ({ word, text: ((text) => (text === null ? null : `: ${text}`))(codeText(cmd, word, `${cmd.prog} -W`)) })),
+  ];
+  for (const { word, text } of texts) if (text !== null) cmd.script(text, `${cmd.prog} ${word.raw}`, undefined, mode);
+};
+
 interface Lang {
   /** Options whose value is inline code. */
   code: string[];
@@ -431,6 +448,8 @@ export const INTERPRETERS: Record<string, Handler> = {
   source,
   '.': source,
   eval: evalH,
+  compgen: completion,
+  complete: completion,
   deno,
   expect: interpreter({ code: ['-c'], valued: ['-f', '-D'], info: ['-v', '--version'] }),
   ...Object.fromEntries(Object.entries(LANGS).map(([key, language]) => [key, interpreter(language)])),
