@@ -189,6 +189,13 @@ export class ScriptWalker {
     this.walkText(text, inner, how);
     const changedDirectory = inner.cwd !== scope.cwd;
     if (mode === 'current') adoptScope(scope, inner);
+    if (mode === 'later') {
+      // Text run at moments nobody knows (`trap 'x=/etc' DEBUG` runs before each command): what
+      // it assigns has an unknown value from now on, in this shell.
+      for (const [name, value] of inner.vars) if (scope.vars.get(name) !== value) scope.vars.set(name, unknownValue('$' + name));
+      if (inner.positional !== scope.positional) scope.positional = 'unknown';
+      if (inner.ifsChanged) scope.ifsChanged = true;
+    }
     return { changedDirectory };
   }
 

@@ -375,7 +375,29 @@ const nixShell: Handler = (cmd) => {
   if (commands.length === 0) cmd.add(['interactive'], 'nix-shell without --run opens a shell');
 };
 
+/**
+ * File watchers that rerun a command on each change: nodemon --exec/-x TEXT, and
+ * `cargo watch -x SUB` (a cargo subcommand) / `-s TEXT` (shell text). What they run is judged.
+ */
+const nodemon: Handler = (cmd) => {
+  cmd.add(['code_execution', 'mutating'], `${cmd.prog} runs the project and reruns it on changes`);
+  const opts = parseOpts(cmd.args, 'xwieV', ['exec', 'watch', 'ignore', 'ext', 'signal', 'config', 'delay']);
+  for (const word of [...(opts.values.get('x') ?? []), ...(opts.values.get('exec') ?? [])]) cmd.runs(word, `${cmd.prog} --exec`);
+  for (const file of opts.values.get('config') ?? []) cmd.path(file, 'read');
+};
+
+export function cargoWatch(cmd: Cmd): void {
+  const opts = parseOpts(cmd.args.slice(1), 'xsBwiCdL', ['exec', 'shell', 'watch', 'ignore', 'workdir', 'delay', 'use-shell', 'env-file']);
+  for (const word of [...(opts.values.get('x') ?? []), ...(opts.values.get('exec') ?? [])]) {
+    const text = cmd.codeText(word, 'cargo watch -x');
+    if (text !== null) cmd.script(`cargo ${text}`, 'cargo watch -x');
+  }
+  for (const word of [...(opts.values.get('s') ?? []), ...(opts.values.get('shell') ?? [])]) cmd.runs(word, 'cargo watch -s');
+  for (const dir of [...(opts.values.get('C') ?? []), ...(opts.values.get('workdir') ?? [])]) cmd.path(dir, 'read');
+}
+
 export const COMMAND_LISTS: Record<string, Handler> = {
+  nodemon,
   xargs,
   parallel,
   sem: parallel,

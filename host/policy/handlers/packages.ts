@@ -6,6 +6,7 @@
 import type { Handler } from '../classify';
 import { Cmd, parseOpts } from '../command';
 import { literal } from '../words';
+import { cargoWatch } from './commandLists';
 import { scanInlineCode } from './inlineCode';
 
 const GLOBAL_INSTALL = new Set(['-g', '--global', '--location=global', '--user', '--system', '--break-system-packages']);
@@ -259,6 +260,7 @@ function subcommands(tool: string, table: Record<string, 'install' | 'run' | 're
           return;
         }
         runsScripts(cmd, `${tool} ${sub}`);
+        if (tool === 'cargo' && sub === 'watch') cargoWatch(cmd);
         return;
       case 'read':
         cmd.add(['read_only'], `${tool} ${sub} only reads`);

@@ -42,7 +42,7 @@ const TERMINAL_UIS = [
 ];
 
 const PRIVILEGE = [
-  'setpriv', 'capsh', 'setcap', 'sudoedit', 'visudo', 'passwd', 'chpasswd', 'useradd', 'userdel', 'usermod', 'groupadd', 'groupdel', 'adduser',
+  'run0', 'setpriv', 'capsh', 'setcap', 'sudoedit', 'visudo', 'passwd', 'chpasswd', 'useradd', 'userdel', 'usermod', 'groupadd', 'groupdel', 'adduser',
   'deluser', 'newgrp', 'umount', 'modprobe', 'insmod', 'rmmod', 'iptables', 'ip6tables', 'nft', 'ufw', 'setenforce', 'swapon', 'swapoff', 'fdisk',
   'parted', 'losetup', 'dmsetup', 'cryptsetup', 'ldconfig', 'update-alternatives', 'mknod', 'chcon', 'dscl', 'sysadminctl', 'spctl', 'csrutil',
   'nvram', 'kextload', 'launchd', 'fakeroot-ng', 'machinectl', 'systemd-nspawn', 'bwrap', 'firejail',
@@ -50,7 +50,7 @@ const PRIVILEGE = [
 const SYSTEM = [
   'xkill', 'shutdown', 'telinit', 'init', 'reboot', 'halt', 'poweroff', 'launchctl', 'ionice-set', 'logger', 'open', 'xdg-open', 'pbcopy', 'pbpaste',
   'xclip', 'xsel', 'wl-copy', 'wl-paste', 'code', 'cursor', 'notify-send', 'say', 'networksetup', 'scutil', 'pmset', 'caffeinate-all', 'iwconfig',
-  'journalctl', 'dmesg', 'tcpdump', 'dtrace', 'dtruss', 'lsof', 'fuser',
+  'journalctl', 'dmesg', 'dbus-send', 'busctl', 'gdbus', 'qdbus', 'gio', 'kioclient', 'kioclient5', 'kde-open', 'gnome-open', 'tcpdump', 'dtrace', 'dtruss', 'lsof', 'fuser',
 ];
 const PERSISTENCE = ['crontab', 'at', 'batch', 'atq', 'systemd-run'];
 const CONTAINERS = [
