@@ -15,6 +15,7 @@ import { INTERPRETERS } from './handlers/interpreters';
 import { MAKE_TOOLS } from './handlers/make';
 import { NETWORK_TOOLS } from './handlers/network';
 import { PACKAGE_TOOLS } from './handlers/packages';
+import { SECRET_TOOLS } from './handlers/secrets';
 import { SYSTEM_TOOLS } from './handlers/system';
 import { TEXT_PROGRAMS } from './handlers/textPrograms';
 import { WRAPPERS } from './handlers/wrappers';
@@ -31,7 +32,7 @@ export type Handler = (cmd: Cmd) => void;
 const HANDLERS = new Map<string, Handler>();
 for (const table of [
   FILE_TOOLS, TEXT_PROGRAMS, NETWORK_TOOLS, GIT_TOOLS, PACKAGE_TOOLS, INTERPRETERS, SYSTEM_TOOLS,
-  EDITORS, MAKE_TOOLS, DEBUGGERS, HOST_TOOLS, DIRECTORY_TOOLS, WRAPPERS, COMMAND_LISTS,
+  EDITORS, MAKE_TOOLS, DEBUGGERS, HOST_TOOLS, DIRECTORY_TOOLS, WRAPPERS, COMMAND_LISTS, SECRET_TOOLS,
 ]) for (const name of Object.keys(table)) HANDLERS.set(name, table[name]!);
 
 /** `python3.12` → `python`, `pip3` → `pip`, `gcc-13` → `gcc`. */

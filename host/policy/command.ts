@@ -69,6 +69,8 @@ export interface Judge {
   ifsChanged: boolean;
   /** `set -e` is on: a failing command ends the script. */
   errexit: boolean;
+  /** $1… of this shell: `set -- a b` replaces them, `shift` drops the first ('unknown' when not known). */
+  positional: (string | Value)[] | 'unknown';
   /** Records `alias name=value` for the commands after this one. */
   alias(name: string, value: string): void;
 }

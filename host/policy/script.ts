@@ -12,7 +12,7 @@ import { judgePath, type PathContext } from './paths';
 import { judgeRedirects, REDIRECT_TYPES } from './redirects';
 import { roughCommands } from './roughRead';
 import { adoptScope, copyScope, endlessLoop, type FunctionInfo, resolveName, type Scope, spawnsUnwaited, spawnsWithoutBound } from './shellState';
-import { evalWord, literal, litWord, type Taint, type Value, type Word, type WordScope } from './words';
+import { evalWord, literal, litWord, splitFields, type Taint, type Value, type Word, type WordScope } from './words';
 
 /** One judged piece before rules give it an action. */
 export interface RawPart {
@@ -172,6 +172,12 @@ export class ScriptWalker {
       set errexit(on: boolean) {
         scope.errexit = on;
       },
+      get positional() {
+        return scope.positional;
+      },
+      set positional(values) {
+        scope.positional = values;
+      },
       alias: (name, value) => {
         scope.aliases.set(name, value);
       },
@@ -183,6 +189,13 @@ export class ScriptWalker {
     this.walkText(text, inner, how);
     const changedDirectory = inner.cwd !== scope.cwd;
     if (mode === 'current') adoptScope(scope, inner);
+    if (mode === 'later') {
+      // Text run at moments nobody knows (`trap 'x=/etc' DEBUG` runs before each command): what
+      // it assigns has an unknown value from now on, in this shell.
+      for (const [name, value] of inner.vars) if (scope.vars.get(name) !== value) scope.vars.set(name, unknownValue('$' + name));
+      if (inner.positional !== scope.positional) scope.positional = 'unknown';
+      if (inner.ifsChanged) scope.ifsChanged = true;
+    }
     return { changedDirectory };
   }
 
@@ -301,7 +314,7 @@ export class ScriptWalker {
       this.spawnDepth--;
       this.capture.pop();
     }
-    if (node.type === 'process_substitution') return { kind: 'procsub', taint: [...taint] };
+    if (node.type === 'process_substitution') return { kind: 'procsub', taint: [...taint], text: last?.outputText ?? null, from: text };
     if (last?.outputsWorkspacePaths && taint.size === 0) return { kind: 'workspace' };
     return { kind: 'unknown', taint: [...taint], what: node.text };
   }
@@ -349,8 +362,15 @@ export class ScriptWalker {
           if (!c || c.type === 'word' && c.text.startsWith('-')) continue;
           if (functions) scope.functions.delete(c.text);
           else {
-            scope.vars.delete(resolveName(scope, c.text) ?? c.text);
-            scope.namerefs.delete(c.text);
+            // An unset variable expands to nothing, not to what the policy assumes of it before the
+            // line (`unset PWD; cat $PWD/x` reads /x); a computed name could be any of them.
+            const name = literal(evalWord(c, this.wordScope(scope)));
+            if (name === null) {
+              this.addPart(node.text, [], [{ categories: ['unknown'], why: `unset of a computed name (${c.text}), which could be PWD or HOME` }]);
+              continue;
+            }
+            scope.vars.set(resolveName(scope, name) ?? name, '');
+            scope.namerefs.delete(name);
           }
         }
         return undefined;
@@ -443,6 +463,12 @@ export class ScriptWalker {
     if (name) scope.functions.set(name, info);
     const body = node.childForFieldName('body');
     if (!body) return;
+    // `f(){ …; } > /etc/x` redirects every call of f: judged once, here, like a compound's redirects.
+    const redirects = node.namedChildren.filter((c): c is SyntaxNode => !!c && REDIRECT_TYPES.has(c.type));
+    if (redirects.length > 0) {
+      const r = judgeRedirects(redirects, this.wordScope(scope), this.paths(scope));
+      if (r.findings.length > 0) this.addPart(node.text.slice(0, 200), ['(redirect)'], r.findings);
+    }
     const inner = copyScope(scope, { positional: 'unknown' });
     this.defining.push({ calls: info.calls, spawnDepth: this.spawnDepth });
     try {
@@ -529,7 +555,7 @@ export class ScriptWalker {
     for (let i = 0; i < node.childCount; i++) {
       if (node.fieldNameForChild(i) === 'value') {
         const c = node.child(i);
-        if (c) values.push(evalWord(c, this.wordScope(scope)));
+        if (c) values.push(...splitFields(evalWord(c, this.wordScope(scope))));
       }
     }
     if (variable) {
@@ -616,8 +642,8 @@ export class ScriptWalker {
           prefixVars.set(assigned.name, valueOf(assigned.name, assigned.value));
         }
       } else if (REDIRECT_TYPES.has(child.type)) redirects.push(child);
-      else if (field === 'name') words.push(evalWord(child.namedChildren[0] ?? child, ws));
-      else if (field === 'argument') words.push(evalWord(child, ws));
+      else if (field === 'name') words.push(...splitFields(evalWord(child.namedChildren[0] ?? child, ws)));
+      else if (field === 'argument') words.push(...splitFields(evalWord(child, ws)));
       else if (child.isNamed && child.type !== 'comment') this.walk(child, scope, INHERIT);
     }
     const r = judgeRedirects(redirects, this.wordScope(scope), this.paths(scope));

@@ -14,8 +14,11 @@ export type Value =
   | { kind: 'host'; path: string }
   /** A path known to stay inside the workspace (a loop over workspace globs, `find .` output). */
   | { kind: 'workspace' }
-  /** A pipe from a process substitution: `/dev/fd/N`, carrying its producer's taint. */
-  | { kind: 'procsub'; taint: Taint[] }
+  /**
+   * A pipe from a process substitution: `/dev/fd/N`, carrying its producer's taint, and its output
+   * when known literally (`<(echo …)`), for a program that runs it as code (`bash <(echo …)`).
+   */
+  | { kind: 'procsub'; taint: Taint[]; text: string | null; from: string }
   /** Anything at all. */
   | { kind: 'unknown'; taint: Taint[]; what: string };
 
@@ -48,6 +51,11 @@ export function literal(w: Word): string | null {
     out += s.s;
   }
   return out;
+}
+
+/** The word as one value ($1 after `set -- word`, `sh -c code argv0 word`): its text, or unknown. */
+export function wordValue(w: Word): string | Value {
+  return literal(w) ?? { kind: 'unknown', taint: [...taints(w)], what: w.raw };
 }
 
 /** The literal text before the first expansion. */
@@ -114,6 +122,29 @@ export function splitWord(w: Word, sep: string): Word[] {
   }
   pieces.push({ raw: segsText(segs), segs });
   return pieces;
+}
+
+/**
+ * Bash's field splitting: an unquoted expansion whose known value holds spaces, tabs or newlines
+ * (the default IFS) becomes several words. `x="-rf /"; rm $x` is `rm -rf /`, and
+ * `x="a /etc/shadow"; cat $x` reads /etc/shadow. Unquoted literal text from the command line holds
+ * no such character (the parser ends the word there; `a\ b` is a quoted space), so any found in an
+ * unquoted literal came from an expansion. An expansion that leaves nothing leaves no word.
+ */
+export function splitFields(w: Word): Word[] {
+  if (!w.segs.some((s) => s.t === 'lit' && !s.q && /[ \t\n]/.test(s.s))) return [w];
+  const fields: Seg[][] = [[]];
+  for (const s of w.segs) {
+    if (s.t !== 'lit' || s.q) {
+      fields[fields.length - 1]!.push(s);
+      continue;
+    }
+    s.s.split(/[ \t\n]+/).forEach((piece, i) => {
+      if (i > 0) fields.push([]);
+      if (piece !== '') fields[fields.length - 1]!.push({ ...s, s: piece });
+    });
+  }
+  return fields.filter((segs) => segs.length > 0).map((segs) => ({ raw: w.raw, segs }));
 }
 
 function segsText(segs: Seg[]): string {
@@ -396,7 +427,8 @@ function pushSegs(node: SyntaxNode, scope: WordScope, segs: Seg[], quoted: boole
       return;
     case 'simple_expansion': {
       const name = node.text.slice(1);
-      segs.push(valueSeg(scope.lookup(name), quoted));
+      // "$@" is one word per parameter: read as unquoted, it is split (at worst more finely).
+      segs.push(valueSeg(scope.lookup(name), quoted && name !== '@'));
       return;
     }
     case 'expansion':

@@ -22,6 +22,10 @@ const FAMILIES = [
   'environment that hijacks what runs',
   'host system state',
   'resource exhaustion',
+  'word splitting of known values',
+  'positional parameters and unset variables',
+  'inline code that starts programs',
+  'code from a process substitution or xargs input',
 ];
 describe('policy corpus', () => {
   const cases = loadCorpus();

@@ -47,7 +47,9 @@ const xargs: Handler = (cmd) => {
   const knownText = argFiles.length === 0 && cmd.stdin.kind === 'data' ? cmd.stdin.text : null;
   cmd.transparent = true;
   if (knownText !== null && replaceToken === null) {
-    const args = knownText.split(/\s+/).filter(Boolean).map((arg) => litWord(arg));
+    const delimiter = opts.flags.has('0') || opts.flags.has('null') ? '\0' :
+        literal((opts.values.get('d') ?? opts.values.get('delimiter') ?? [])[0] ?? litWord('')) || null;
+    const args = xargsItems(knownText, delimiter).map((arg) => litWord(arg));
     cmd.nested([...inner, ...args], { kind: 'inherit' });
     return;
   }
@@ -56,6 +58,39 @@ const xargs: Handler = (cmd) => {
       (line) => litWord(line)) : [valueWord];
   for (const input of inputs) runOnce(cmd, inner, input, replaceToken);
 };
+
+/**
+ * The arguments xargs makes of known input. With -0 or -d the delimiter alone splits (`echo 'rm
+ * -rf /' | xargs -0 sh -c` hands sh the whole line as its script); otherwise blanks split, and
+ * quotes and backslashes group as in the shell (`echo "'rm -rf /'" | xargs sh -c` does the same).
+ */
+function xargsItems(text: string, delimiter: string | null): string[] {
+  if (delimiter !== null) {
+    const sep = delimiter === '\\n' ? '\n' : delimiter === '\\t' ? '\t' : delimiter === '\\0' ? '\0' : delimiter;
+    const items = text.split(sep);
+    if (items[items.length - 1] === '') items.pop();
+    return items;
+  }
+  const items: string[] = [];
+  let current: string | null = null;
+  let quote: string | null = null;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quote) {
+      if (c === quote) quote = null;
+      else current += c;
+    } else if (c === "'" || c === '"') {
+      quote = c;
+      current ??= '';
+    } else if (c === '\\' && i + 1 < text.length) current = (current ?? '') + text[++i];
+    else if (/\s/.test(c)) {
+      if (current !== null) items.push(current);
+      current = null;
+    } else current = (current ?? '') + c;
+  }
+  if (current !== null) items.push(current);
+  return items;
+}
 
 /** Judges the command xargs runs for one input item (literal, or a value word). */
 function runOnce(cmd: Cmd, inner: Word[], input: Word, replaceToken: string | null): void {
@@ -340,7 +375,29 @@ const nixShell: Handler = (cmd) => {
   if (commands.length === 0) cmd.add(['interactive'], 'nix-shell without --run opens a shell');
 };
 
+/**
+ * File watchers that rerun a command on each change: nodemon --exec/-x TEXT, and
+ * `cargo watch -x SUB` (a cargo subcommand) / `-s TEXT` (shell text). What they run is judged.
+ */
+const nodemon: Handler = (cmd) => {
+  cmd.add(['code_execution', 'mutating'], `${cmd.prog} runs the project and reruns it on changes`);
+  const opts = parseOpts(cmd.args, 'xwieV', ['exec', 'watch', 'ignore', 'ext', 'signal', 'config', 'delay']);
+  for (const word of [...(opts.values.get('x') ?? []), ...(opts.values.get('exec') ?? [])]) cmd.runs(word, `${cmd.prog} --exec`);
+  for (const file of opts.values.get('config') ?? []) cmd.path(file, 'read');
+};
+
+export function cargoWatch(cmd: Cmd): void {
+  const opts = parseOpts(cmd.args.slice(1), 'xsBwiCdL', ['exec', 'shell', 'watch', 'ignore', 'workdir', 'delay', 'use-shell', 'env-file']);
+  for (const word of [...(opts.values.get('x') ?? []), ...(opts.values.get('exec') ?? [])]) {
+    const text = cmd.codeText(word, 'cargo watch -x');
+    if (text !== null) cmd.script(`cargo ${text}`, 'cargo watch -x');
+  }
+  for (const word of [...(opts.values.get('s') ?? []), ...(opts.values.get('shell') ?? [])]) cmd.runs(word, 'cargo watch -s');
+  for (const dir of [...(opts.values.get('C') ?? []), ...(opts.values.get('workdir') ?? [])]) cmd.path(dir, 'read');
+}
+
 export const COMMAND_LISTS: Record<string, Handler> = {
+  nodemon,
   xargs,
   parallel,
   sem: parallel,

@@ -8,7 +8,7 @@ import { posix } from 'node:path';
 import type { Handler } from '../classify';
 import { type Cmd, parseOpts, unknownWord } from '../command';
 import { judgePath, pathFinding, type PathVerdict } from '../paths';
-import { display, literal, litWord, type Word } from '../words';
+import { display, literal, litWord, type Word, wordValue } from '../words';
 
 /** A variable's value as a word, for judging it as a path. */
 function variableWord(cmd: Cmd, name: string): Word {
@@ -139,14 +139,42 @@ const shopt: Handler = (cmd) => {
   }
 };
 
-/** `set -e` / `set -o errexit`: a failing command (a cd to a missing directory) ends the script. */
+/**
+ * `set -e` / `set -o errexit`: a failing command (a cd to a missing directory) ends the script.
+ * Words after the options (or after `--` / `-`) replace $1…: `set -- /etc/shadow; cat $1` reads
+ * /etc/shadow, so later `$1` is that word; an option word whose value is computed could be either.
+ */
 const set: Handler = (cmd) => {
   cmd.add(['read_only'], 'set sets shell options');
-  for (const [at, value] of cmd.vals.entries()) {
-    if (value === null) continue;
+  for (let at = 0; at < cmd.vals.length; at++) {
+    const value = cmd.vals[at] ?? null;
+    if (value === null) {
+      cmd.judge.positional = 'unknown';
+      return;
+    }
+    if (value === '--' || value === '-') {
+      cmd.judge.positional = cmd.args.slice(at + 1).map(wordValue);
+      return;
+    }
+    if (!/^[-+]/.test(value)) {
+      cmd.judge.positional = cmd.args.slice(at).map(wordValue);
+      return;
+    }
     const on = value.startsWith('-');
-    if (/^[-+][a-zA-Z]*e/.test(value) || (/^[-+]o$/.test(value) && cmd.vals[at + 1] === 'errexit')) cmd.judge.errexit = on;
+    if (/^[-+]o$/.test(value)) {
+      if (cmd.vals[at + 1] === 'errexit') cmd.judge.errexit = on;
+      at++;
+    } else if (/^[-+][a-zA-Z]*e/.test(value)) cmd.judge.errexit = on;
   }
+};
+
+/** `shift [n]` drops $1… in this shell: `set -- a /etc/shadow; shift; cat $1` reads /etc/shadow. */
+const shift: Handler = (cmd) => {
+  cmd.add(['read_only'], 'shift moves the positional parameters');
+  const positional = cmd.judge.positional;
+  if (positional === 'unknown') return;
+  const count = cmd.args.length === 0 ? '1' : cmd.vals[0];
+  cmd.judge.positional = count !== null && count !== undefined && /^\d+$/.test(count) ? positional.slice(Number(count)) : 'unknown';
 };
 
 const read: Handler = (cmd) => {
@@ -174,6 +202,7 @@ export const DIRECTORY_TOOLS: Record<string, Handler> = {
   popd,
   shopt,
   set,
+  shift,
   read,
   mapfile,
   readarray: mapfile,

@@ -284,6 +284,43 @@ const unzip: Handler = (cmd) => {
   cmd.add(listing ? ['read_only'] : ['mutating'], listing ? 'unzip lists an archive' : 'unzip extracts files');
   opts.operands.slice(0, 1).forEach((word) => cmd.path(word, 'read'));
   (opts.values.get('d') ?? []).forEach((word) => cmd.path(word, 'write', 'extracts into'));
+  // -: keeps `../` in member names, so the archive decides where its files land.
+  if (!listing && opts.flags.has(':')) cmd.add(['unknown'], 'unzip -: extracts names with ../ wherever they point');
+};
+
+/**
+ * cpio -i extracts names as the archive gives them, absolute ones and `../` included, unless
+ * --no-absolute-filenames; pax -r too. Where the files land is then the archive's choice, not the
+ * command line's. -D/-p name a directory written, -F/-O/-I archives, --rsh-command a program.
+ */
+const cpio: Handler = (cmd) => {
+  const opts = parseOpts(cmd.args, 'DFOIEMHR', ['directory', 'file', 'pattern-file', 'rsh-command', 'message', 'format', 'owner']);
+  const passThrough = opts.flags.has('p') || opts.flags.has('pass-through');
+  const extract = opts.flags.has('i') || opts.flags.has('extract');
+  const create = opts.flags.has('o') || opts.flags.has('create');
+  cmd.add(['mutating'], extract ? 'cpio extracts files' : create ? 'cpio writes an archive' : 'cpio copies files');
+  for (const dir of [...(opts.values.get('D') ?? []), ...(opts.values.get('directory') ?? [])]) cmd.path(dir, 'write', 'extracts into');
+  for (const file of [...(opts.values.get('F') ?? []), ...(opts.values.get('file') ?? [])]) cmd.path(file, create ? 'write' : 'read');
+  for (const file of opts.values.get('O') ?? []) cmd.path(file, 'write');
+  for (const file of [...(opts.values.get('I') ?? []), ...(opts.values.get('E') ?? []), ...(opts.values.get('pattern-file') ?? [])]) {
+    cmd.path(file, 'read');
+  }
+  for (const program of opts.values.get('rsh-command') ?? []) cmd.runs(program, 'cpio --rsh-command');
+  if (extract && !opts.flags.has('no-absolute-filenames') && !opts.flags.has('t') && !opts.flags.has('list')) {
+    cmd.add(['unknown'], 'cpio -i writes each file where the archive names it (absolute paths and ../ too)');
+  }
+  // -p DIR copies the listed files into DIR.
+  opts.operands.forEach((word) => (passThrough ? cmd.path(word, 'write', 'copies into') : cmd.maybePath(word, 'read')));
+};
+
+const pax: Handler = (cmd) => {
+  const opts = parseOpts(cmd.args, 'fsxbBoptT', []);
+  const read = opts.flags.has('r');
+  const write = opts.flags.has('w');
+  cmd.add(read || write ? ['mutating'] : ['read_only'], read || write ? 'pax extracts or writes archives' : 'pax lists an archive');
+  for (const file of opts.values.get('f') ?? []) cmd.path(file, write && !read ? 'write' : 'read');
+  if (read && !write) cmd.add(['unknown'], 'pax -r writes each file where the archive names it (absolute paths too)');
+  opts.operands.forEach((word, at) => cmd.path(word, read && write && at === opts.operands.length - 1 ? 'write' : 'read'));
 };
 
 /** zip ARCHIVE FILES…: -TT/--unzip-command runs a command to test the archive; -O writes elsewhere. */
@@ -531,6 +568,8 @@ const WRITERS: Record<string, Handler> = {
   gtar: tar,
   unzip,
   zip,
+  cpio,
+  pax,
   '7z': (cmd) => {
     cmd.add(['mutating'], '7z reads or writes archives');
     cmd.args.forEach((word) => cmd.maybePath(word, 'write'));

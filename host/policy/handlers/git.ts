@@ -7,7 +7,7 @@
  */
 import type { Handler } from '../classify';
 import { Cmd, type ParsedOpts, parseOpts } from '../command';
-import { dropPrefix, literal, litWord, type Word } from '../words';
+import { dropPrefix, literal, litWord, tildeAsHome, type Word } from '../words';
 
 /** Config keys whose value is a program (or shell text) git will run. */
 const EXEC_KEY = new RegExp(
@@ -42,6 +42,10 @@ const EXEC_KEY = new RegExp(
   'i',
 );
 
+/** Keys whose value is a file git reads (or, for cookies, writes). */
+const FILE_KEY =
+  /^(core\.(excludesfile|attributesfile)|commit\.template|blame\.ignorerevsfile|mailmap\.file|gpg\.ssh\.allowedsignersfile|gpg\.ssh\.revocationfile|http\.(.+\.)?(sslcert|sslkey|sslcainfo|sslcapath|cookiefile)|fetch\.bundleuri|core\.sparsecheckoutfile)$/;
+
 /** Judges one `key=value` git config pair, transient (-c) or persistent (git config). */
 function configPair(cmd: Cmd, key: string, value: string | null, persistent: boolean): void {
   const lower = key.toLowerCase();
@@ -53,6 +57,12 @@ function configPair(cmd: Cmd, key: string, value: string | null, persistent: boo
   if (lower === 'include.path' || /^includeif\..+\.path$/.test(lower)) {
     cmd.add(['code_execution', 'unknown'], `${how} ${key} pulls in another configuration file, with whatever programs it names`);
     if (value !== null) cmd.path(litWord(value, false), 'read');
+    return;
+  }
+  if (FILE_KEY.test(lower)) {
+    // Git reads (http.cookieFile: and writes) the file a key names: `-c core.excludesFile=~/.ssh/id_rsa`.
+    if (value === null) cmd.add(['unknown'], `${how} ${key} names a computed file`);
+    else cmd.path(tildeAsHome(litWord(value, false)), lower.endsWith('cookiefile') ? 'write' : 'read');
     return;
   }
   const isAlias = lower.startsWith('alias.');
@@ -130,6 +140,9 @@ const SHORT_VALUED: Record<string, string> = {
   clone: 'obcju',
   blame: 'SLC',
   tag: 'mFu',
+  merge: 'mFsX',
+  notes: 'mFCc',
+  'commit-tree': 'mFp',
   am: 'pSC',
   apply: 'pC',
 };
@@ -215,6 +228,22 @@ function sub(cmd: Cmd, name: string, args: Word[]): void {
       else cmd.add(['obfuscation'], 'git submodule foreach runs a computed command');
     }
     return;
+  }
+  if (name === 'maintenance' && operands[0] !== 'run') {
+    // start/stop edit the user's crontab or systemd timers; register/unregister the global config.
+    if (operands[0] === 'start' || operands[0] === 'stop') cmd.add(['persistence'], `git maintenance ${operands[0]} schedules git on the host`);
+    else cmd.add(['host_escape'], `git maintenance ${operands[0] ?? ''} writes the user's global git configuration`.replace(/ {2}/, ' '));
+    return;
+  }
+  if (name === 'archive') {
+    // --remote=REPO reads another repository: a host path like any other, a URL over the network.
+    const at = args.findIndex((word) => literal(word) === '--remote');
+    for (const remote of [...(opts.values.get('remote') ?? []), ...(at >= 0 && args[at + 1] ? [args[at + 1]!] : [])]) {
+      const text = literal(remote);
+      if (text !== null && /^[a-z][a-z0-9+.-]*:\/\/|^[^/]*@|^[^/:]+:/i.test(text) && !text.startsWith('file://')) {
+        cmd.add(['networked'], `git archive --remote ${text} talks to a remote`);
+      } else cmd.path(text === null ? remote : litWord(text.replace(/^file:\/\//, ''), false), 'read');
+    }
   }
   if (name === 'bisect' && operands[0] === 'run') {
     cmd.add(['mutating'], 'git bisect run checks out commits');

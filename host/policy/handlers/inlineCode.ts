@@ -15,12 +15,21 @@ const NETWORK = new RegExp(
     String.raw`|WebSocket)`,
   ].join(''),
 );
+/**
+ * Starting a program, in the languages' own words. The calls start with a word character, so they
+ * follow a word boundary; the quote-like forms (`%x(…)` with any delimiter, backticks: see
+ * RUNS_BACKTICKS) may start the code, so they are a group of their own: under one leading `\b`,
+ * `` `rm -rf /` `` at the start of `ruby -e` was not seen.
+ */
 const SPAWN = new RegExp(
   [
-    String.raw`\b(spawn\s|os\.system|os\.popen|os\.exec\w*|os\.spawn\w*|subprocess|pty\.spawn|commands\.getoutput`,
-    String.raw`|child_process|execSync|spawnSync|execFile|\bexec\s*\(|Deno\.run|Deno\.Command|Bun\.spawn|Bun\.\$|shell_exec`,
-    String.raw`|passthru|proc_open|popen|pcntl_exec|\bsystem\s*\(|\bsystem\s+['"]|Open3|IO\.popen|%x\{|\`[^\`]*\`|\bqx[{(/]`,
-    String.raw`|Kernel\.exec|Process\.spawn|Runtime\.getRuntime)`,
+    String.raw`\b(spawn\s|spawn\s*\(|spawn_sync|os\.system|os\.popen|os\.exec\w*|os\.spawn\w*|os\.posix_spawn\w*|subprocess|pty\.spawn`,
+    String.raw`|commands\.getoutput|child_process|execSync|spawnSync|execFile|\bexec\s*\(|Deno\.run|Deno\.Command|Bun\.spawn|Bun\.\$`,
+    String.raw`|shell_exec|passthru|proc_open|popen|pcntl_exec|\bsystem\s*\(|\bsystem\s+['"]|Open3|IO\.popen|Kernel\.exec`,
+    String.raw`|Process\.spawn|Runtime\.getRuntime|ProcessBuilder|do shell script|run-program|\bos:cmd|System\.cmd|\bqx\W`,
+    String.raw`|sys\.process|Start-Process|Invoke-Expression|\brun\s*\(\s*\`)`,
+    // Quote-like forms, anywhere; Tcl's and expect's `exec cmd` as a statement; Perl's open of a pipe.
+    String.raw`|%x[^\w\s]|\.execute\s*\(\s*\)|(?:^|[\s;[{])exec\s+[\w/.]|\bopen\s*\(?[^)]*,\s*['"](?:\s*\||[^'"]*\|\s*['"])|\bopen\s*\(?[^)]*['"]-?\|`,
   ].join(''),
 );
 const EVAL = new RegExp(
@@ -58,6 +67,14 @@ function quotedPaths(code: string): string[] {
   return out;
 }
 
+/** Languages whose backticks run a shell command; in JavaScript they are template strings. */
+const JAVASCRIPT = new Set(['node', 'nodejs', 'deno', 'bun', 'tsx', 'ts-node', 'ts_node']);
+const BACKTICKS = /`([^`]+)`/g;
+
+function runsBackticks(judged: Cmd): boolean {
+  return !JAVASCRIPT.has(judged.prog);
+}
+
 /** Shell command strings handed to os.system, subprocess, child_process, system(), backticks … */
 const SPAWN_CALL = new RegExp(
   [
@@ -68,7 +85,7 @@ const SPAWN_CALL = new RegExp(
   'g',
 );
 
-function spawnedCommands(code: string): string[] {
+function spawnedCommands(code: string, backticks: boolean): string[] {
   const out: string[] = [];
   for (const match of code.matchAll(SPAWN_CALL)) {
     if (match[1]!.startsWith('[')) {
@@ -76,7 +93,13 @@ function spawnedCommands(code: string): string[] {
       if (items.length) out.push(items.map((item) => (/^[\w@%+=:,./-]+$/.test(item) ? item : `'${item.replace(/'/g, "'\\''")}'`)).join(' '));
     } else out.push(match[3]!);
   }
-  for (const found of code.matchAll(/`([^`]+)`|\bqx\{([^}]*)\}/g)) out.push(found[1] ?? found[2]!);
+  if (backticks) for (const found of code.matchAll(BACKTICKS)) out.push(found[1]!);
+  // `%x(…)`/`qx(…)` with a bracket or any other delimiter.
+  for (const found of code.matchAll(/(?:%x|\bqx)(?:\(([^)]*)\)|\{([^}]*)\}|\[([^\]]*)\]|<([^>]*)>|([^\w\s({[<])(.*?)\5)/g)) {
+    out.push(found[1] ?? found[2] ?? found[3] ?? found[4] ?? found[6]!);
+  }
+  // Groovy: "cmd args".execute().
+  for (const found of code.matchAll(/(['"])((?:\\.|(?!\1).)*)\1\s*\.execute\s*\(/g)) out.push(found[2]!);
   // Tcl and expect: `exec cmd args`, `spawn cmd args`, `system cmd`.
   for (const call of code.matchAll(/(?:^|[\s;[{])(?:exec|spawn)\s+(?!\()([^\]\n;}]+)/g)) out.push(call[1]!.trim());
   return out;
@@ -86,7 +109,7 @@ function spawnedCommands(code: string): string[] {
 export function scanInlineCode(judged: Cmd, code: string, what: string): void {
   judged.add(['code_execution'], `${what} runs inline code`);
   const network = NETWORK.test(code);
-  const spawn = SPAWN.test(code);
+  const spawn = SPAWN.test(code) || (runsBackticks(judged) && /`[^`]*`/.test(code));
   const evals = EVAL.test(code);
   const decode = DECODE.test(code);
   if (network) judged.add(['networked'], `${what} code uses the network`);
@@ -94,7 +117,7 @@ export function scanInlineCode(judged: Cmd, code: string, what: string): void {
   if (decode && (evals || spawn)) judged.add(['opaque_code'], `${what} code decodes something and runs it`);
   if (spawn) {
     judged.add(['unknown'], `${what} code starts other programs the policy cannot see`);
-    for (const cmd of spawnedCommands(code)) judged.script(cmd, `${what} code`);
+    for (const cmd of spawnedCommands(code, runsBackticks(judged))) judged.script(cmd, `${what} code`);
   }
   else if (evals) judged.add(['unknown'], `${what} code evaluates computed code`);
   if (HOME.test(code)) judged.add(['host_escape'], `${what} code reaches into the home directory`);

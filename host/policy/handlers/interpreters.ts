@@ -5,7 +5,7 @@
  */
 import type { Handler } from '../classify';
 import { Cmd, parseOpts } from '../command';
-import { literal, litWord, taints, type Value, type Word } from '../words';
+import { literal, litWord, taints, type Word, wordValue } from '../words';
 import { scanInlineCode } from './inlineCode';
 import { PACKAGE_TOOLS } from './packages';
 
@@ -37,19 +37,25 @@ function codeFromStdin(cmd: Cmd, what: string, onText: (text: string) => void): 
 function scriptFile(cmd: Cmd, word: Word, what: string): void {
   cmd.add(['code_execution'], `${what} runs the script ${word.raw}`);
   for (const seg of word.segs) {
-    if (seg.t === 'val' && seg.v.kind === 'procsub' && seg.v.taint.length > 0) cmd.add(['opaque_code'],
-        `${what} runs the output of a download or decoder (${word.raw})`);
+    if (seg.t !== 'val' || seg.v.kind !== 'procsub') continue;
+    if (seg.v.taint.length > 0) cmd.add(['opaque_code'], `${what} runs the output of a download or decoder (${word.raw})`);
+    // `bash <(echo 'rm -rf /')` is `echo 'rm -rf /' | bash`: the text is judged, or is unknown code.
+    else if (seg.v.text !== null) runText(cmd, seg.v.text, `${what} of the output of ${seg.v.from}`);
+    else cmd.add(['unknown'], `${what} runs code produced by ${seg.v.from}, which the policy cannot read`);
   }
   const verdict = cmd.path(word, 'exec');
   if (cmd.judge.downloaded.has(verdict.shown)) cmd.add(['opaque_code'], `${what} runs ${word.raw}, which this command line downloaded`);
   const text = cmd.judge.written.get(verdict.shown);
-  if (text !== undefined) {
-    // `source`/`.` run the file in this very shell; `bash file` in a child.
-    if (/^(source|\.)$/.test(cmd.prog)) cmd.script(text, `${word.raw}, written earlier on this line`, undefined, cmd.inShell ? 'current' : 'subshell');
-    else if (/^(sh|bash|zsh|dash|ksh)$/.test(cmd.prog)) cmd.script(text, `${word.raw}, written earlier on this line`);
-    else scanInlineCode(cmd, text, `${word.raw}, written earlier on this line`);
-  }
+  if (text !== undefined) runText(cmd, text, `${word.raw}, written earlier on this line`);
   if (verdict.cls === 'inside') cmd.add(['mutating'], `the script may change the workspace`);
+}
+
+/** Code a script-running command will run, known as text: shell text is walked, other languages scanned. */
+function runText(cmd: Cmd, text: string, what: string): void {
+  // `source`/`.` run the file in this very shell; `bash file` in a child.
+  if (/^(source|\.)$/.test(cmd.prog)) cmd.script(text, what, undefined, cmd.inShell ? 'current' : 'subshell');
+  else if (/^(sh|bash|zsh|dash|ksh|ash|mksh)$/.test(cmd.prog)) cmd.script(text, what);
+  else scanInlineCode(cmd, text, what);
 }
 
 const SHELL_VALUE_OPTS = new Set(['-o', '+o', '-O', '+O', '--rcfile', '--init-file', '-C']);
@@ -94,7 +100,7 @@ const shell: Handler = (cmd) => {
       return;
     }
     const text = codeText(cmd, arg, what);
-    const positional: (string | Value)[] = rest.slice(2).map((word) => literal(word) ?? { kind: 'unknown', taint: [...taints(word)], what: word.raw });
+    const positional = rest.slice(2).map(wordValue);
     if (text !== null) {
       cmd.transparent = cmd.findings.length === 0;
       cmd.script(text, what, positional);
@@ -136,6 +142,23 @@ const evalH: Handler = (cmd) => {
   }
 };
 
+/**
+ * compgen and complete: -C runs shell text, -F calls a function, and the -W word list is expanded
+ * (its `$(…)` run). compgen does it now; complete when the user presses tab, in an interactive
+ * shell, so at a time nobody knows.
+ */
+const completion: Handler = (cmd) => {
+  cmd.add(['read_only'], `${cmd.prog} lists or sets completions`);
+  const opts = parseOpts(cmd.args, 'oAGWFCXPS', []);
+  const mode = cmd.prog === 'compgen' ? 'subshell' : 'later';
+  const texts = [
+    ...(opts.values.get('C') ?? []).map((word) => ({ word, text: codeText(cmd, word, `${cmd.prog} -C`) })),
+    ...(opts.values.get('F') ?? []).map((word) => ({ word, text: codeText(cmd, word, `${cmd.prog} -F`) })),
+    ...(opts.values.get('W') ?? []).map((word) => ({ word, text: ((text) => (text === null ? null : `: ${text}`))(codeText(cmd, word, `${cmd.prog} -W`)) })),
+  ];
+  for (const { word, text } of texts) if (text !== null) cmd.script(text, `${cmd.prog} ${word.raw}`, undefined, mode);
+};
+
 interface Lang {
   /** Options whose value is inline code. */
   code: string[];
@@ -172,7 +195,48 @@ const LANGS: Record<string, Lang> = {
   ghci: { code: ['-e'], valued: [], info: ['--version'] },
   runghc: { code: [], valued: [], info: ['--version'] },
   irb: { code: [], valued: ['-r', '-I'], info: ['-v', '--version'] },
+  // Languages of the JVM, BEAM, Lisps and others: unknown, they were judged as a program with
+  // arguments, and `groovy -e '"rm -rf /".execute()'` was allow_with_checkpoint.
+  groovy: { code: ['-e'], valued: ['-cp', '-classpath', '--classpath', '-D'], info: ['-v', '--version', '-h', '--help'] },
+  scala: { code: ['-e'], valued: ['-cp', '-classpath', '-J'], info: ['-version', '--version', '-help'] },
+  kotlin: { code: ['-e', '-expression'], valued: ['-cp', '-classpath'], info: ['-version'] },
+  jshell: { code: [], valued: ['--class-path', '--startup', '-R', '-J'], info: ['--version', '-version', '--help'] },
+  erl: { code: ['-eval'], valued: ['-pa', '-pz', '-sname', '-name', '-setcookie', '-config', '-s', '-run'], info: ['-version'] },
+  elixir: { code: ['-e', '--eval'], valued: ['-r', '--require', '-pa', '-pz', '--erl'], info: ['-v', '--version', '-h', '--help'] },
+  iex: { code: ['-e', '--eval'], valued: ['-S', '-r', '--erl'], info: ['-v', '--version', '-h', '--help'] },
+  guile: { code: ['-c'], valued: ['-L', '-l', '-e', '-x', '-C'], info: ['-v', '--version', '-h', '--help'] },
+  racket: { code: ['-e', '--eval'], valued: ['-l', '--lib', '-t', '--require', '-f', '--load', '-r', '-S'], info: ['-v', '--version', '-h', '--help'] },
+  sbcl: { code: ['--eval'], valued: ['--load', '--core', '--dynamic-space-size'], info: ['--version', '--help'] },
+  clisp: { code: ['-x'], valued: ['-i', '-M', '-c'], info: ['--version', '--help'] },
+  clojure: { code: ['-e', '--eval'], valued: ['-M', '-A', '-X', '-T', '-Sdeps', '-i', '--init'], info: ['--version', '-h', '--help'] },
+  bb: { code: ['-e', '--eval'], valued: ['-cp', '--classpath', '-f', '--file', '-m', '--main'], info: ['--version', '-h', '--help'] },
+  raku: { code: ['-e'], valued: ['-I', '-M'], info: ['-v', '--version', '-h', '--help'] },
+  swipl: { code: ['-g', '--goal', '-t'], valued: ['-f', '-s', '-l', '-x'], info: ['--version', '--help'] },
+  nu: { code: ['-c', '--commands'], valued: ['--config', '--env-config'], info: ['-v', '--version', '-h', '--help'] },
+  xonsh: { code: ['-c'], valued: ['--rc'], info: ['-V', '--version', '-h', '--help'] },
 };
+
+/**
+ * Library options (perl -M, ruby -r, node -r, lua -l …) whose value names a network library: the
+ * program talks to the network whatever its code says.
+ */
+const LOAD_OPTIONS = new Set(['-M', '-m', '-r', '--require', '--import', '-l']);
+const NETWORK_LIBRARY =
+  /LWP|Net::|IO::Socket|HTTP|Socket|URI::Fetch|Mojo::UserAgent|^(node:)?(https?|net|dgram|tls|http2|undici)$|^net\/|^open-uri|^socket|^uri$|faraday|httparty|excon|typhoeus|^openssl$|^ssl|curl|requests|urllib|websocket/i;
+
+function loadsNetworkLibrary(cmd: Cmd, option: string, value: string | null): void {
+  if (value !== null && LOAD_OPTIONS.has(option) && NETWORK_LIBRARY.test(value)) {
+    cmd.add(['networked'], `${cmd.prog} ${option} loads a network library (${value})`);
+  }
+}
+
+/** PowerShell reads a bare word as a string: `Remove-Item -Recurse /` names `/` without quotes. */
+function powershellPaths(cmd: Cmd, code: string): void {
+  const writes = /\b(Remove-Item|Set-Content|Add-Content|Out-File|Copy-Item|Move-Item|New-Item|Rename-Item|Clear-Content|rm|del|ri|cp|mv|ni)\b/i.test(code);
+  for (const found of code.matchAll(/(?:^|[\s=,(])((?:\/|~|\.\.\/|[A-Za-z]:\\|\$HOME|\$env:)[^\s;|)'"]*)/g)) {
+    cmd.path(litWord(found[1]!.replace(/^\$HOME|^\$env:(USERPROFILE|HOME)/i, '~'), false), writes ? 'write' : 'read');
+  }
+}
 
 /** python -m MODULE: some modules are package managers, servers or REPLs. */
 function pythonModule(cmd: Cmd, mod: string, rest: Word[]): void {
@@ -183,8 +247,33 @@ function pythonModule(cmd: Cmd, mod: string, rest: Word[]): void {
     cmd.findings.push(...sub.findings);
     return;
   }
-  if (/^(http|SimpleHTTPServer|smtpd|ftplib|xmlrpc|socketserver|aiosmtpd|wsgiref)$/.test(root)) {
+  if (/^(http|SimpleHTTPServer|smtpd|ftplib|xmlrpc|socketserver|aiosmtpd|wsgiref|smtplib|nntplib|imaplib|poplib|telnetlib|urllib)$/.test(root) ||
+      (root === 'pydoc' && rest.some((word) => /^-[pb]/.test(literal(word) ?? '-p')))) {
     cmd.add(['networked'], `python -m ${mod} serves or uses the network`);
+    return;
+  }
+  if (root === 'webbrowser' || root === 'antigravity') {
+    cmd.add(['system'], `python -m ${root} opens the host's browser`);
+    return;
+  }
+  if (root === 'timeit' || root === 'cProfile' || root === 'profile') {
+    // timeit's statements and -s setup are inline code; -c/--command for the profilers too.
+    const opts = parseOpts(rest, root === 'timeit' ? 'snru' : 'osm', ['setup', 'number', 'repeat', 'unit', 'outfile', 'sort']);
+    for (const out of [...(opts.values.get('o') ?? []), ...(opts.values.get('outfile') ?? [])]) cmd.path(out, 'write');
+    const code = root === 'timeit' ? [...(opts.values.get('s') ?? []), ...(opts.values.get('setup') ?? []), ...opts.operands] : [];
+    for (const word of code) {
+      const text = literal(word);
+      if (text === null) cmd.add(['unknown'], `python -m timeit runs computed code (${word.raw})`);
+      else scanInlineCode(cmd, text, 'python -m timeit');
+    }
+    if (root !== 'timeit') opts.operands.slice(0, 1).forEach((word) => cmd.path(word, 'exec'));
+    cmd.add(['code_execution', 'mutating'], `python -m ${root} runs code`);
+    return;
+  }
+  if (root === 'compileall' || root === 'py_compile') {
+    // Both write __pycache__ (or .pyc files) next to the sources they are given.
+    cmd.add(['mutating'], `python -m ${root} writes compiled files`);
+    rest.filter((word) => !(literal(word) ?? '').startsWith('-')).forEach((word) => cmd.path(word, 'write', 'compiles into'));
     return;
   }
   if (root === 'venv' || root === 'virtualenv') {
@@ -197,7 +286,9 @@ function pythonModule(cmd: Cmd, mod: string, rest: Word[]): void {
     rest.forEach((word) => cmd.maybePath(word, 'read'));
     return;
   }
-  if (root === 'pdb' || root === 'code') cmd.add(['interactive'], `python -m ${root} is interactive`);
+  if (/^(pdb|code|asyncio|idlelib|turtledemo|tkinter|sqlite3)$/.test(root) && !(root === 'sqlite3' && rest.length > 1)) {
+    cmd.add(['interactive'], `python -m ${root} is interactive`);
+  }
   cmd.add(['code_execution', 'mutating'], `python -m ${mod} runs a module`);
   rest.forEach((word) => cmd.maybePath(word, 'read'));
 }
@@ -228,7 +319,10 @@ function interpreter(lang: Lang): Handler {
         const text = codeText(cmd, arg, what(flag));
         if (text !== null) {
           if (/Encoded/i.test(flag) || flag === '-enc' || (flag === '-e' && lang === LANGS.pwsh)) cmd.add(['opaque_code'], `${what(flag)} runs encoded code`);
-          else scanInlineCode(cmd, text, what(flag));
+          else {
+            scanInlineCode(cmd, text, what(flag));
+            if (lang === LANGS.pwsh || lang === LANGS.powershell) powershellPaths(cmd, text);
+          }
         }
         continue;
       }
@@ -242,16 +336,18 @@ function interpreter(lang: Lang): Handler {
         // A module, an include directory, an env file: read wherever they are.
         const optionValue = cmd.args[++index];
         if (optionValue) cmd.maybePath(optionValue, 'read');
+        loadsNetworkLibrary(cmd, flag, cmd.vals[index] ?? null);
         continue;
       }
       // `--env-file=~/.aws/credentials`, `-I/usr/lib`: an attached value that names a file is read.
       cmd.maybePath(cmd.args[index]!, 'read');
       // A valued option with its value attached: perl -MLWP::Simple, -I/usr/lib.
-      if (lang.valued.some((option) => option.length === 2 && value.startsWith(option) && value.length > 2)) {
-        if (/^-[Mm]/.test(value) && /LWP|Net::|IO::Socket|HTTP|Socket|URI::Fetch|Mojo::UserAgent/.test(value)) cmd.add(['networked'],
-            `${cmd.prog} loads a network module (${value})`);
+      const attachedTo = lang.valued.find((option) => option.length === 2 && value.startsWith(option) && value.length > 2);
+      if (attachedTo) {
+        loadsNetworkLibrary(cmd, attachedTo, value.slice(2));
         continue;
       }
+      if (eq > 0) loadsNetworkLibrary(cmd, flag, value.slice(eq + 1));
       // Combined short flags: perl -pie 'code', -ne, ruby -pe; perl -i.bak edits in place.
       if (/^-[A-Za-z]+/.test(value) && !value.startsWith('--')) {
         if (lang.inPlace && /^-[a-zA-Z]*i/.test(value)) cmd.add(['mutating'], `${cmd.prog} -i edits files in place`);
@@ -352,6 +448,8 @@ export const INTERPRETERS: Record<string, Handler> = {
   source,
   '.': source,
   eval: evalH,
+  compgen: completion,
+  complete: completion,
   deno,
   expect: interpreter({ code: ['-c'], valued: ['-f', '-D'], info: ['-v', '--version'] }),
   ...Object.fromEntries(Object.entries(LANGS).map(([key, language]) => [key, interpreter(language)])),

@@ -5,7 +5,9 @@
  */
 import type { Handler } from '../classify';
 import { Cmd, parseOpts } from '../command';
-import { literal } from '../words';
+import { literal, type Word } from '../words';
+import { cargoWatch } from './commandLists';
+import { scanInlineCode } from './inlineCode';
 
 const GLOBAL_INSTALL = new Set(['-g', '--global', '--location=global', '--user', '--system', '--break-system-packages']);
 const INSTALL_DIR = new Set(['--prefix', '--target', '-t', '--root', '--cache', '--global-folder', '--modules-folder', '--dir', '--cwd']);
@@ -74,9 +76,22 @@ const npm: Handler = (cmd) => {
   }
   if (sub === 'config' || sub === 'c' || sub === 'set') {
     const op = literal(rest[0] ?? { raw: '', segs: [] });
-    if (op === 'get' || op === 'list' || op === 'ls') cmd.add(['read_only'], 'npm config reads settings');
-    else cmd.add(['host_escape'], 'npm config writes the user\'s ~/.npmrc');
+    if (op === 'get' || op === 'list' || op === 'ls') {
+      cmd.add(['read_only'], 'npm config reads settings');
+      printsCredential(cmd, rest.slice(1), 'npm config get');
+    } else cmd.add(['host_escape'], 'npm config writes the user\'s ~/.npmrc');
     return;
+  }
+  if ((sub === 'pkg' && literal(rest[0] ?? { raw: '', segs: [] }) === 'set') || sub === 'set-script') {
+    // A script stored in package.json runs on the next `npm run`: its text is judged now.
+    const pairs = sub === 'set-script' ? [[literal(rest[0] ?? { raw: '', segs: [] }), literal(rest[1] ?? { raw: '', segs: [] })]] :
+        rest.slice(1).map((word) => ((text) => (text === null ? [null, null] : [text.slice(0, text.indexOf('=')), text.slice(text.indexOf('=') + 1)]))(literal(word)));
+    for (const [key, value] of pairs) {
+      if (sub === 'set-script' || (key ?? 'scripts.').startsWith('scripts.')) {
+        if (value === null || value === undefined) cmd.add(['unknown'], `npm ${sub} stores a computed script`);
+        else cmd.script(value, `the package script set by npm ${sub}`, undefined, 'later');
+      }
+    }
   }
   if (NPM_INSTALL.has(sub)) {
     if (sub === 'init' || sub === 'innit') {
@@ -152,6 +167,16 @@ const npx: Handler = (cmd) => {
   install(cmd, `${cmd.prog} ${tool ?? ''}`.trim());
 };
 
+/** `npm config get KEY` of a token or password prints a secret of the user's ~/.npmrc, like `cat ~/.npmrc`. */
+function printsCredential(cmd: Cmd, keys: Word[], what: string): void {
+  for (const word of keys) {
+    const key = literal(word);
+    if (key === null || /auth|token|password|passwd|secret|credential|_auth|username/i.test(key)) {
+      cmd.add(['host_escape'], `${what} ${word.raw} prints a credential from the user's configuration`);
+    }
+  }
+}
+
 const yarnLike = (tool: 'yarn' | 'pnpm' | 'bun'): Handler => (cmd) => {
   const sub = cmd.vals.find((value) => value === null || !value.startsWith('-'));
   if (sub === null) {
@@ -179,6 +204,7 @@ const yarnLike = (tool: 'yarn' | 'pnpm' | 'bun'): Handler => (cmd) => {
     cmd.add(['vcs_remote', 'networked'], `${tool} ${sub} talks to the registry`);
     return;
   }
+  if (sub === 'config' && /^(get|list)$/.test(rest[0] ? literal(rest[0]) ?? '' : '')) printsCredential(cmd, rest.slice(1), `${tool} config get`);
   if (/^(list|ls|why|info|outdated|licenses|audit|config|bin|root|store|-v|--version|help|version|which)$/.test(sub)) {
     cmd.add(sub === 'outdated' || sub === 'audit' || sub === 'info' ? ['networked'] : ['read_only'], `${tool} ${sub} reports`);
     return;
@@ -192,7 +218,14 @@ const yarnLike = (tool: 'yarn' | 'pnpm' | 'bun'): Handler => (cmd) => {
     if (text !== null && /\.(m?[jt]sx?|cjs)$/.test(text)) cmd.path(rest[0], 'exec');
   }
   if (tool === 'bun' && /\.(m?[jt]sx?|cjs)$/.test(sub)) cmd.path(cmd.args[cmd.vals.indexOf(sub)]!, 'exec');
-  if (tool === 'bun' && (sub === '-e' || sub === '--eval')) cmd.add(['unknown'], 'bun -e runs inline code');
+  const flag = cmd.vals[0];
+  if (tool === 'bun' && flag && /^(-e|--eval|-p|--print)$/.test(flag)) {
+    // `bun -e CODE`: the code is the word after the flag (which the subcommand search took for one).
+    const code = cmd.vals[1];
+    if (code === null || code === undefined) cmd.add(['unknown'], `bun ${flag} runs inline code the policy cannot read`);
+    else scanInlineCode(cmd, code, `bun ${flag}`);
+    return;
+  }
   runsScripts(cmd, `${tool} ${sub}`);
 };
 
@@ -245,7 +278,13 @@ function subcommands(tool: string, table: Record<string, 'install' | 'run' | 're
         install(cmd, `${tool} ${sub}`);
         return;
       case 'run':
+        // `go run host/path@version` downloads the module and runs it, like npx.
+        if (tool === 'go' && cmd.vals.some((value) => value !== null && /^[^-@][^@]*\.[^@]*\/[^@]*@[^/]+$/.test(value))) {
+          install(cmd, `${tool} ${sub} of a remote module`);
+          return;
+        }
         runsScripts(cmd, `${tool} ${sub}`);
+        if (tool === 'cargo' && sub === 'watch') cargoWatch(cmd);
         return;
       case 'read':
         cmd.add(['read_only'], `${tool} ${sub} only reads`);

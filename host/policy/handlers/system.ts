@@ -16,11 +16,11 @@ function simple(categories: Parameters<Cmd['add']>[0], why: string, paths: 'read
 const INFO = [
   'pwd', 'true', 'false', ':', 'whoami', 'id', 'uname', 'printenv', 'which', 'type', 'whereis', 'hash', 'seq', 'yes', 'sleep',
   'expr', 'bc', 'dc', 'factor', 'nproc', 'arch', 'locale', 'tty', 'groups', 'logname', 'uptime', 'free', 'lsb_release', 'sw_vers', 'getconf', 'tput',
-  'clear', 'help', 'history', 'jobs', 'wait', 'umask', 'ulimit', 'exit', 'return', 'break', 'continue', 'shift', 'let', 'test', '[', '[[', 'cal',
+  'clear', 'help', 'history', 'jobs', 'wait', 'umask', 'ulimit', 'exit', 'return', 'break', 'continue', 'let', 'test', '[', '[[', 'cal',
       'dirs', 'times', 'ps', 'pgrep', 'pidof', 'lscpu', 'lsblk', 'lsusb', 'lspci',
   'vmstat', 'iostat', 'w', 'who', 'last', 'users', 'tz', 'info', 'apropos', 'whatis', 'cowsay', 'figlet', 'numfmt', 'shuf', 'tsort', 'ptx',
   'md5pass', 'uuidgen', 'mkpasswd', 'getent', 'stty', 'unset', 'declare', 'typeset', 'local', 'readonly', 'export', 'disown', 'bg', 'fg',
-  'enable', 'caller', 'compgen', 'complete', 'suspend', 'logout', 'envsubst', 'nm', 'objdump', 'readelf', 'ldd', 'size', 'otool', 'lipo',
+  'enable', 'caller', 'suspend', 'logout', 'envsubst', 'nm', 'objdump', 'readelf', 'ldd', 'size', 'otool', 'lipo',
 ];
 
 const DEV_TOOLS = [
@@ -32,7 +32,7 @@ const DEV_TOOLS = [
   'shellcheck', 'shfmt', 'hadolint', 'yamllint', 'markdownlint', 'cspell', 'codespell', 'pre-commit', 'coverage', 'nyc', 'c8', 'turbo', 'nx',
   'lerna', 'tsup', 'unbuild', 'pkgroll', 'protoc', 'buf', 'sqlc', 'alembic', 'django-admin', 'manage.py', 'flask', 'uvicorn', 'gunicorn',
   'hugo', 'jekyll', 'mkdocs', 'sphinx-build', 'pandoc', 'latexmk', 'pdflatex', 'xelatex', 'lualatex', 'convert', 'magick', 'ffmpeg',
-  'sqlite3', 'duckdb', 'diff3', 'git-lfs', 'pytype', 'jupyter', 'ipython', 'nbconvert', 'cython', 'maturin', 'wasm-pack', 'trunk', 'elm',
+  'sqlite3', 'diff3', 'git-lfs', 'pytype', 'jupyter', 'ipython', 'nbconvert', 'cython', 'maturin', 'wasm-pack', 'trunk', 'elm',
   'ocaml', 'dune', 'opam-exec',
 ];
 
@@ -42,7 +42,7 @@ const TERMINAL_UIS = [
 ];
 
 const PRIVILEGE = [
-  'setpriv', 'capsh', 'setcap', 'sudoedit', 'visudo', 'passwd', 'chpasswd', 'useradd', 'userdel', 'usermod', 'groupadd', 'groupdel', 'adduser',
+  'run0', 'setpriv', 'capsh', 'setcap', 'sudoedit', 'visudo', 'passwd', 'chpasswd', 'useradd', 'userdel', 'usermod', 'groupadd', 'groupdel', 'adduser',
   'deluser', 'newgrp', 'umount', 'modprobe', 'insmod', 'rmmod', 'iptables', 'ip6tables', 'nft', 'ufw', 'setenforce', 'swapon', 'swapoff', 'fdisk',
   'parted', 'losetup', 'dmsetup', 'cryptsetup', 'ldconfig', 'update-alternatives', 'mknod', 'chcon', 'dscl', 'sysadminctl', 'spctl', 'csrutil',
   'nvram', 'kextload', 'launchd', 'fakeroot-ng', 'machinectl', 'systemd-nspawn', 'bwrap', 'firejail',
@@ -50,7 +50,7 @@ const PRIVILEGE = [
 const SYSTEM = [
   'xkill', 'shutdown', 'telinit', 'init', 'reboot', 'halt', 'poweroff', 'launchctl', 'ionice-set', 'logger', 'open', 'xdg-open', 'pbcopy', 'pbpaste',
   'xclip', 'xsel', 'wl-copy', 'wl-paste', 'code', 'cursor', 'notify-send', 'say', 'networksetup', 'scutil', 'pmset', 'caffeinate-all', 'iwconfig',
-  'journalctl', 'dmesg', 'tcpdump', 'dtrace', 'dtruss', 'lsof', 'fuser',
+  'journalctl', 'dmesg', 'dbus-send', 'busctl', 'gdbus', 'qdbus', 'gio', 'kioclient', 'kioclient5', 'kde-open', 'gnome-open', 'tcpdump', 'dtrace', 'dtruss', 'lsof', 'fuser',
 ];
 const PERSISTENCE = ['crontab', 'at', 'batch', 'atq', 'systemd-run'];
 const CONTAINERS = [
@@ -76,7 +76,9 @@ const sqlite: Handler = (cmd) => {
   for (const value of cmd.vals) {
     if (value === null) continue;
     if (/(^|\n|;)\s*\.(shell|system|once|output|import|load|read|open|save|backup|restore|excel|cd)\b/.test(value) ||
-        /\bload_extension\s*\(|\bATTACH\b|\bwritefile\s*\(|\breadfile\s*\(/i.test(value)) {
+        /\bload_extension\s*\(|\bATTACH\b|\bwritefile\s*\(|\breadfile\s*\(/i.test(value) ||
+        // duckdb: COPY … TO/FROM a file, read_csv('/etc/…'), EXPORT DATABASE, INSTALL/LOAD of extensions (httpfs).
+        /\bCOPY\b[\s\S]*\b(TO|FROM)\b|\bread_\w+\s*\(|\bEXPORT\s+DATABASE\b|\b(INSTALL|LOAD)\s+\w|\bglob\s*\(|'[a-z0-9]+:\/\//i.test(value)) {
       cmd.add(['code_execution', 'unknown'], `${cmd.prog} dot-commands or functions reach outside the database (${value.slice(0, 40)})`);
     }
   }
@@ -141,6 +143,7 @@ export const SYSTEM_TOOLS: Record<string, Handler> = table(
   ],
   {
     sqlite3: sqlite,
+    duckdb: sqlite,
     psql: dbClient,
     mysql: dbClient,
     mariadb: dbClient,

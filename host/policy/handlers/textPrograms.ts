@@ -6,7 +6,7 @@
  */
 import type { Handler } from '../classify';
 import { type Cmd, parseOpts } from '../command';
-import { literal, litWord, type Word } from '../words';
+import { dropPrefix, literal, literalPrefix, litWord, type Word } from '../words';
 import { sedEffects } from './sedScript';
 
 const sed: Handler = (cmd) => {
@@ -70,7 +70,10 @@ function awkProgram(cmd: Cmd, program: string): void {
   for (const command of commands) cmd.runs(litWord(command), 'awk');
   for (const found of program.matchAll(new RegExp(`(?:print|printf)[^;}]*?>>?\\s*${AWK_STRING}`, 'g'))) cmd.path(litWord(awkString(found[1]!), false), 'write');
   for (const found of program.matchAll(new RegExp(`getline[^;}|]*<\\s*${AWK_STRING}`, 'g'))) cmd.path(litWord(awkString(found[1]!), false), 'read');
-  if (/(?:print|printf)[^;}"]*>>?\s*[A-Za-z_(]/.test(program.replace(new RegExp(AWK_STRING, 'g'), '""')) || /getline[^;}|"]*<\s*[A-Za-z_(]/.test(program)) {
+  // Strings blanked, so that a string printed before the redirection (`printf "x" > ENVIRON["HOME"] "/.bashrc"`) does not hide it.
+  // A string followed by more of the expression (`> "out/" $1`) is a name computed from the input too.
+  if (/(?:print|printf)[^;}]*?>>?\s*(?:""\s*)?[A-Za-z_($]/.test(program.replace(new RegExp(AWK_STRING, 'g'), '""')) ||
+      /getline[^;}|]*?<\s*[A-Za-z_($]/.test(program.replace(new RegExp(AWK_STRING, 'g'), '""'))) {
     cmd.add(['unknown'], 'the awk program reads or writes a file whose name it computes');
   }
   for (const found of program.matchAll(new RegExp(`@include\\s+${AWK_STRING}`, 'g'))) cmd.path(litWord(awkString(found[1]!), false), 'read');
@@ -78,12 +81,30 @@ function awkProgram(cmd: Cmd, program: string): void {
   if (/\/inet\//.test(program)) cmd.add(['networked'], 'the awk program opens a network connection (/inet/)');
 }
 
+/**
+ * awk [options] PROGRAM [FILES], or with -f/-E FILE or gawk's -e/--source TEXT the program comes
+ * from there (then every operand is a file). gawk's -d/--dump-variables, -o/--pretty-print and
+ * -p/--profile write a file, named only when attached (`-o/etc/x`, `--profile=FILE`).
+ */
 const awk: Handler = (cmd) => {
-  const opts = parseOpts(cmd.args, 'fvFilE', ['file', 'assign', 'field-separator', 'include', 'load', 'exec']);
+  const opts = parseOpts(cmd.args, 'fvFilEe', ['file', 'assign', 'field-separator', 'include', 'load', 'exec', 'source']);
   const programFiles = [...(opts.values.get('f') ?? []), ...(opts.values.get('file') ?? []), ...(opts.values.get('E') ?? []),
       ...(opts.values.get('exec') ?? [])];
-  const program = programFiles.length > 0 ? null : opts.operands[0];
+  const sources = [...(opts.values.get('e') ?? []), ...(opts.values.get('source') ?? [])];
+  const program = programFiles.length > 0 || sources.length > 0 ? null : opts.operands[0];
   const files = program ? opts.operands.slice(1) : opts.operands;
+  for (const source of sources) {
+    const text = literal(source);
+    if (text === null) cmd.add(['unknown'], `awk runs a program whose text is unknown (${source.raw})`);
+    else awkProgram(cmd, text);
+  }
+  for (const [name, values] of opts.values) {
+    if (/^(dump-variables|pretty-print|profile|debug)$/.test(name)) values.forEach((file) => cmd.path(file, 'write'));
+  }
+  for (const word of cmd.args) {
+    const text = literal(word) ?? literalPrefix(word);
+    if (/^-[dop]./.test(text)) cmd.path(dropPrefix(word, 2), 'write');
+  }
   const inPlace = (opts.values.get('i') ?? []).some((word) => literal(word) === 'inplace');
   cmd.add(inPlace ? ['mutating'] : ['read_only'], inPlace ? 'awk -i inplace edits files' : 'awk reads and prints');
   for (const file of programFiles) {
