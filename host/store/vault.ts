@@ -4,7 +4,7 @@ import { AvfsError } from '../protocol/errors';
 import { BackgroundCheckpointer } from './checkpointer';
 import { Checkpoints } from './checkpoints';
 import type { ChunkFallback } from './chunks';
-import { createDbFile, type Db, openDb, readOnlyOnDisk } from './db';
+import { createDbFile, type Db, fileReplaced, openDb, readOnlyOnDisk } from './db';
 import { InodeStore } from './inodes';
 import { Journal, type Surface } from './journal';
 
@@ -84,6 +84,7 @@ export class Vault {
     this.checkpointer = undefined;
     this.ancestors?.close();
     this.ancestors = undefined;
-    if (this.db.open) this.db.close();
+    // A connection to a deleted vault is left to the process's end (see fileReplaced).
+    if (this.db.open && !fileReplaced(this.db)) this.db.close();
   }
 }
