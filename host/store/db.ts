@@ -10,8 +10,10 @@ import {
   copyFileSync,
   existsSync,
   fstatSync,
+  lstatSync,
   mkdtempSync,
   openSync,
+  readlinkSync,
   readSync,
   rmSync,
   statSync,
@@ -85,11 +87,19 @@ const SQLITE_MAGIC = Buffer.from('SQLite format 3\0', 'latin1');
  * count its header records is truncated; that is only judged when no WAL holds newer pages.
  */
 export function vaultFileProblem(file: string): FileProblem | undefined {
+  const other = notRegularFile(file);
+  if (other !== undefined) return { kind: 'not-sqlite', reason: `it is ${other}, not a vault file` };
   let fd: number;
   try {
-    fd = openSync(file, 'r');
+    // Non-blocking: a FIFO put in the file's place after the check above must not hang the reader.
+    fd = openSync(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
   } catch (e) {
-    return { kind: 'unopenable', reason: `the file cannot be opened: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}` };
+    const code = (e as NodeJS.ErrnoException).code;
+    // A symlink to a file that is missing (on a disk not mounted now?) may hold a tree once it is back.
+    if (code === 'ENOENT' && lstatSync(file, { throwIfNoEntry: false })?.isSymbolicLink()) {
+      return { kind: 'unopenable', reason: `it is a symlink to ${readlinkSync(file)}, which is missing` };
+    }
+    return { kind: 'unopenable', reason: `the file cannot be opened: ${code ?? (e as Error).message}` };
   }
   try {
     const size = fstatSync(fd).size;
@@ -108,6 +118,20 @@ export function vaultFileProblem(file: string): FileProblem | undefined {
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * What `file` is when it is there but not a regular file (a directory, a FIFO, a socket, a
+ * device, through symlinks), else undefined. Such an entry holds no tree, and reading a FIFO's
+ * "header" would wait for a writer forever.
+ */
+export function notRegularFile(file: string): string | undefined {
+  const st = statSync(file, { throwIfNoEntry: false });
+  if (!st || st.isFile()) return undefined;
+  if (st.isDirectory()) return 'a directory';
+  if (st.isFIFO()) return 'a FIFO';
+  if (st.isSocket()) return 'a socket';
+  return 'a device';
 }
 
 function walHasFrames(file: string): boolean {

@@ -1,5 +1,5 @@
 /** One open vault file: its database, inode layer and journal. */
-import { existsSync } from 'node:fs';
+import { lstatSync } from 'node:fs';
 import { AvfsError } from '../protocol/errors';
 import { BackgroundCheckpointer } from './checkpointer';
 import { Checkpoints } from './checkpoints';
@@ -48,7 +48,8 @@ export class Vault {
    * with ReadOnly (saying why) and reads work.
    */
   static open(name: string, file: string, opts: VaultOpenOptions = {}): Vault {
-    if (!existsSync(file)) throw new AvfsError('VaultNotFound', `vault not found: ${name}`, { vault: name });
+    // lstat: a dangling symlink in the vault's place is an unreadable vault (StorageError from openDb), not a missing one.
+    if (!lstatSync(file, { throwIfNoEntry: false })) throw new AvfsError('VaultNotFound', `vault not found: ${name}`, { vault: name });
     const reason = opts.readonly ? 'the vault is open read-only' : readOnlyOnDisk(file);
     const db = openDb(file, { readonly: reason !== undefined, olderSchemaOk: !!opts.readonly && !!opts.olderSchemaOk });
     return new Vault(name, file, db, reason, opts.surface ?? 'cli');
