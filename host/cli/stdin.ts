@@ -3,9 +3,10 @@
  * in a private temporary file, so memory stays bounded whatever the size. A check sees the
  * running total and may throw to stop reading at once (a quota that the input has passed).
  */
-import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { AvfsError } from '../protocol/errors';
 import { CHUNK_SIZE } from '../store/schema';
 
 /** Input up to this size stays in memory. */
@@ -25,6 +26,7 @@ export async function spoolStdin(check: (total: number) => void, input: NodeJS.R
   const held: Buffer[] = [];
   let size = 0;
   let file: { dir: string; fd: number } | undefined;
+  if (input === process.stdin) refuseUnreadableStdin();
   try {
     for await (const chunk of input) {
       const b = chunk as Buffer;
@@ -43,7 +45,7 @@ export async function spoolStdin(check: (total: number) => void, input: NodeJS.R
     }
   } catch (e) {
     if (file) dispose(file);
-    throw e;
+    throw stdinError(e);
   }
   const spooled = file;
   return {
@@ -53,6 +55,30 @@ export async function spoolStdin(check: (total: number) => void, input: NodeJS.R
       if (spooled) dispose(spooled);
     },
   };
+}
+
+/**
+ * Node reads a directory on standard input as an empty stream (it is no file, pipe or terminal),
+ * which would replace the target with nothing: refused before any byte is taken.
+ */
+function refuseUnreadableStdin(): void {
+  let isDir = false;
+  try {
+    isDir = fstatSync(0).isDirectory();
+  } catch (e) {
+    throw stdinError(e);
+  }
+  if (isDir) throw new AvfsError('InvalidInput', 'standard input is a directory, not data to write', { field: 'stdin' });
+}
+
+/** What read(2) of a standard input that cannot give data answers. */
+const READ_ERRORS = new Set(['EBADF', 'EISDIR', 'EIO', 'EINVAL', 'ENXIO']);
+
+/** A read error of standard input (not open for reading, EIO…) is bad input, not a bug; typed errors (a quota) pass. */
+function stdinError(e: unknown): unknown {
+  const code = (e as { code?: unknown }).code;
+  if (typeof code !== 'string' || !READ_ERRORS.has(code)) return e;
+  return new AvfsError('InvalidInput', `cannot read standard input: ${(e as Error).message}`, { field: 'stdin', code });
 }
 
 function* memoryBlocks(all: Buffer): Iterable<Buffer> {

@@ -6,7 +6,7 @@
 import { assertNotMounted } from '../fuse/registry';
 import { AvfsError } from '../protocol/errors';
 import type { VaultInfo, VaultSummary } from '../protocol/vault';
-import { readOnlyOnDisk, schemaVersion, tableNames } from '../store/db';
+import { readOnlyOnDisk, schemaVersion, tableNames, underWriteLock } from '../store/db';
 import { childrenOf, FORK_KEY_PREFIX, parentOf } from '../store/forkLinks';
 import { flattenInto, forkVault } from '../store/forks';
 import type { AvfsHome } from '../store/home';
@@ -90,7 +90,7 @@ export function deleteVault(home: AvfsHome, name: string, opts: { flatten?: bool
   }
   const flattened = forks.length > 0 ? flattenInto(home, name) : [];
   const parent = parentOrNull(home, name);
-  home.removeFiles(name);
+  underWriteLock(home.vaultFile(name), () => home.removeFiles(name));
   if (parent !== null) forgetFork(home, parent, name);
   if (home.current() === null) home.setCurrent(null);
   return { deleted: name, flattened };

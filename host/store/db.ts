@@ -10,8 +10,10 @@ import {
   copyFileSync,
   existsSync,
   fstatSync,
+  lstatSync,
   mkdtempSync,
   openSync,
+  readlinkSync,
   readSync,
   rmSync,
   statSync,
@@ -85,11 +87,19 @@ const SQLITE_MAGIC = Buffer.from('SQLite format 3\0', 'latin1');
  * count its header records is truncated; that is only judged when no WAL holds newer pages.
  */
 export function vaultFileProblem(file: string): FileProblem | undefined {
+  const other = notRegularFile(file);
+  if (other !== undefined) return { kind: 'not-sqlite', reason: `it is ${other}, not a vault file` };
   let fd: number;
   try {
-    fd = openSync(file, 'r');
+    // Non-blocking: a FIFO put in the file's place after the check above must not hang the reader.
+    fd = openSync(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
   } catch (e) {
-    return { kind: 'unopenable', reason: `the file cannot be opened: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}` };
+    const code = (e as NodeJS.ErrnoException).code;
+    // A symlink to a file that is missing (on a disk not mounted now?) may hold a tree once it is back.
+    if (code === 'ENOENT' && lstatSync(file, { throwIfNoEntry: false })?.isSymbolicLink()) {
+      return { kind: 'unopenable', reason: `it is a symlink to ${readlinkSync(file)}, which is missing` };
+    }
+    return { kind: 'unopenable', reason: `the file cannot be opened: ${code ?? (e as Error).message}` };
   }
   try {
     const size = fstatSync(fd).size;
@@ -108,6 +118,20 @@ export function vaultFileProblem(file: string): FileProblem | undefined {
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * What `file` is when it is there but not a regular file (a directory, a FIFO, a socket, a
+ * device, through symlinks), else undefined. Such an entry holds no tree, and reading a FIFO's
+ * "header" would wait for a writer forever.
+ */
+export function notRegularFile(file: string): string | undefined {
+  const st = statSync(file, { throwIfNoEntry: false });
+  if (!st || st.isFile()) return undefined;
+  if (st.isDirectory()) return 'a directory';
+  if (st.isFIFO()) return 'a FIFO';
+  if (st.isSocket()) return 'a socket';
+  return 'a device';
 }
 
 function walHasFrames(file: string): boolean {
@@ -151,6 +175,7 @@ export function openDb(file: string, opts: OpenOptions = {}): Db {
   if (problem !== undefined) throw storageError(file, problem.reason);
   const db = connect(file, !!opts.readonly);
   try {
+    remember(db);
     db.pragma(`busy_timeout = ${opts.busyTimeoutMs ?? 10_000}`);
     if (!opts.readonly) {
       db.pragma('journal_mode = WAL');
@@ -306,11 +331,64 @@ function runner(db: Db): Runner {
   return r;
 }
 
-/** Runs `fn` in one `BEGIN IMMEDIATE … COMMIT`; nested calls join the outer transaction. */
+/** The file (device, inode) each vault connection opened. */
+const openedFiles = new WeakMap<Db, { dev: number; ino: number }>();
+
+/** Taken from the connection's own file: a private copy (read-only directory) is the file it checks. */
+function remember(db: Db): void {
+  const st = statSync(db.name);
+  openedFiles.set(db, { dev: st.dev, ino: st.ino });
+}
+
+/**
+ * Whether the vault file this connection opened is no longer at its path: the vault was deleted
+ * (and maybe re-created, which is another file) after the connection was opened. Closing such a
+ * connection would remove the write-ahead log by its name, which may now be the new vault's.
+ */
+export function fileReplaced(db: Db): boolean {
+  const id = openedFiles.get(db);
+  if (!id) return false;
+  const st = statSync(db.name, { throwIfNoEntry: false });
+  return !st || st.dev !== id.dev || st.ino !== id.ino;
+}
+
+/**
+ * Runs `fn` in one `BEGIN IMMEDIATE … COMMIT`; nested calls join the outer transaction. Under the
+ * write lock the file is checked to be the vault still: a vault deleted while a command ran (a
+ * write from a slow standard input) gets no write that would vanish with the file and be reported
+ * as done.
+ */
 export function writeTxn<T>(db: Db, fn: () => T): T {
   if (db.inTransaction) return fn();
   if (db.readonly) throw new AvfsError('ReadOnly', `read-only: the vault file ${db.name} is open read-only`, { file: db.name });
-  return runner(db).immediate(fn) as T;
+  return runner(db).immediate(() => {
+    if (fileReplaced(db)) {
+      const vault = basename(db.name).replace(/\.avfs$/, '');
+      throw new AvfsError('VaultNotFound', `vault ${vault} was deleted while this command ran: nothing was written`, { vault });
+    }
+    return fn();
+  }) as T;
+}
+
+/**
+ * Runs `fn` (the removal of a vault's files) holding the vault's write lock when the file opens
+ * as a vault, so a write in progress commits first and the next one finds the vault gone
+ * (writeTxn) instead of committing into a deleted file.
+ */
+export function underWriteLock(file: string, fn: () => void): void {
+  let db: Db | undefined;
+  try {
+    db = openDb(file);
+    db.exec('BEGIN IMMEDIATE');
+  } catch {
+    db?.close(); // not a vault this avfs can write (unreadable, newer, read-only on disk): nothing writes it either
+    db = undefined;
+  }
+  try {
+    fn();
+  } finally {
+    db?.close();
+  }
 }
 
 /** Runs `fn` in one read transaction, so it sees a single consistent snapshot. */

@@ -2,7 +2,7 @@
  * The avfs home: `$AVFS_HOME` or `~/.avfs`. Vaults live at `<home>/vaults/<name>.avfs`;
  * `<home>/current` names the vault in use.
  */
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AvfsError } from '../protocol/errors';
 import type { Quotas } from '../protocol/vault';
@@ -58,8 +58,9 @@ export class AvfsHome {
     return join(this.vaultsDir, checkVaultName(name) + VAULT_EXT);
   }
 
+  /** Whether the vault's name is taken: a dangling symlink in its place too (listed unreadable, deletable). */
   exists(name: string): boolean {
-    return existsSync(this.vaultFile(name));
+    return lstatSync(this.vaultFile(name), { throwIfNoEntry: false }) !== undefined;
   }
 
   names(): string[] {
@@ -109,6 +110,15 @@ export class AvfsHome {
   /** Removes the vault's files (database, WAL, shared memory). */
   removeFiles(name: string): void {
     const file = this.vaultFile(name);
+    if (lstatSync(file, { throwIfNoEntry: false })?.isDirectory()) {
+      // A directory in the vault's place holds no vault; an empty one goes, anything in it is not avfs's to remove.
+      try {
+        rmdirSync(file);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ENOTEMPTY') throw readOnlyDir(e, this.vaultsDir) ?? e;
+        throw new AvfsError('NotSupported', `${file} is a directory that is not empty, not a vault file: avfs does not remove it`, { vault: name, file });
+      }
+    }
     for (const suffix of ['', '-wal', '-shm']) {
       try {
         rmSync(file + suffix, { force: true });

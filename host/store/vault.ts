@@ -1,10 +1,10 @@
 /** One open vault file: its database, inode layer and journal. */
-import { existsSync } from 'node:fs';
+import { lstatSync } from 'node:fs';
 import { AvfsError } from '../protocol/errors';
 import { BackgroundCheckpointer } from './checkpointer';
 import { Checkpoints } from './checkpoints';
 import type { ChunkFallback } from './chunks';
-import { createDbFile, type Db, openDb, readOnlyOnDisk } from './db';
+import { createDbFile, type Db, fileReplaced, openDb, readOnlyOnDisk } from './db';
 import { InodeStore } from './inodes';
 import { Journal, type Surface } from './journal';
 
@@ -48,7 +48,8 @@ export class Vault {
    * with ReadOnly (saying why) and reads work.
    */
   static open(name: string, file: string, opts: VaultOpenOptions = {}): Vault {
-    if (!existsSync(file)) throw new AvfsError('VaultNotFound', `vault not found: ${name}`, { vault: name });
+    // lstat: a dangling symlink in the vault's place is an unreadable vault (StorageError from openDb), not a missing one.
+    if (!lstatSync(file, { throwIfNoEntry: false })) throw new AvfsError('VaultNotFound', `vault not found: ${name}`, { vault: name });
     const reason = opts.readonly ? 'the vault is open read-only' : readOnlyOnDisk(file);
     const db = openDb(file, { readonly: reason !== undefined, olderSchemaOk: !!opts.readonly && !!opts.olderSchemaOk });
     return new Vault(name, file, db, reason, opts.surface ?? 'cli');
@@ -84,6 +85,7 @@ export class Vault {
     this.checkpointer = undefined;
     this.ancestors?.close();
     this.ancestors = undefined;
-    if (this.db.open) this.db.close();
+    // A connection to a deleted vault is left to the process's end (see fileReplaced).
+    if (this.db.open && !fileReplaced(this.db)) this.db.close();
   }
 }

@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -230,5 +231,44 @@ describe('a vault read-only on disk', () => {
     } finally {
       fs.chmodSync(s.vaults, 0o755);
     }
+  });
+});
+
+describe('entries that are not vault files in a vault\'s place', () => {
+  test('a directory, a FIFO and symlinks to nothing or to a directory are unreadable vaults: listed, refused, deletable, never followed', { timeout: 60_000 }, async () => {
+    const h = home();
+    await h.json(['vault', 'create', 'good']);
+    await h.json(['write', '/keep.txt', 'kept']);
+    const outside = join(h.dir, 'outside');
+    fs.mkdirSync(outside);
+    fs.writeFileSync(join(outside, 'mine.txt'), 'not avfs data');
+    fs.mkdirSync(h.file('dir'));
+    fs.writeFileSync(join(h.file('dir'), 'junk'), 'user data');
+    spawnSync('mkfifo', [h.file('fifo')]);
+    fs.symlinkSync(join(h.dir, 'nowhere.avfs'), h.file('dangling'));
+    fs.symlinkSync(outside, h.file('todir'));
+    const why = { dir: 'a directory', fifo: 'a FIFO', dangling: 'which is missing', todir: 'a directory' };
+
+    const list = (await h.json(['vault', 'list'])).json.vaults as Summary[];
+    for (const [name, reason] of Object.entries(why)) {
+      const s = list.find((v) => v.name === name);
+      assert.equal(s?.status, 'unreadable', name);
+      assert.match(s?.reason ?? '', new RegExp(reason), name);
+      for (const args of [['ls', '/'], ['write', '/x', 'x'], ['vault', 'info', name]]) {
+        const r = await h.json(['--vault', name, ...args]);
+        assert.deepEqual([r.json.error, r.code], ['StorageError', ERROR_TABLE.StorageError.exit], `${name} ${args.join(' ')}: ${JSON.stringify(r.json)}`);
+      }
+    }
+    assert.equal((await h.json(['vault', 'create', 'dangling'])).json.error, 'VaultExists', 'a dangling symlink holds its name');
+    assert.equal((await h.json(['gc'])).code, 0, 'the good vault\'s gc is not stopped by them');
+
+    const r = await h.json(['vault', 'delete', '-y', 'dir']);
+    assert.deepEqual([r.json.error, r.code], ['NotSupported', ERROR_TABLE.NotSupported.exit], JSON.stringify(r.json));
+    assert.equal(fs.readFileSync(join(h.file('dir'), 'junk'), 'utf8'), 'user data', 'what the directory holds is kept');
+    fs.rmSync(join(h.file('dir'), 'junk'));
+    for (const name of Object.keys(why)) assert.equal((await h.json(['vault', 'delete', '-y', name])).code, 0, name);
+    assert.deepEqual(fs.readdirSync(outside), ['mine.txt'], 'a symlink is removed, never what it points to');
+    assert.deepEqual(((await h.json(['vault', 'list'])).json.vaults as Summary[]).map((v) => v.name), ['good']);
+    assert.equal((await h.json(['cat', '/keep.txt'])).json.content, 'kept');
   });
 });
