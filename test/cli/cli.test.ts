@@ -91,6 +91,11 @@ describe('avfs CLI, as a user runs it', () => {
       [['quota', 'set', 'max_files', '-1'], 'InvalidInput'],
       [['mkdir', '/m', '--mode', '999'], 'InvalidInput'],
       [['tree', '-L', 'zero'], 'InvalidInput'],
+      // Numbers as every other count option takes them: whole decimal digits only.
+      [['tree', '-L', '1e9'], 'InvalidInput'],
+      [['tree', '-L', '0x10'], 'InvalidInput'],
+      [['tree', '-L', ' 5'], 'InvalidInput'],
+      [['tree', '-L', '0'], 'InvalidInput'],
       [['nosuchcommand'], 'InvalidInput'],
       [['ls', '--no-such-flag'], 'InvalidInput'],
     ];

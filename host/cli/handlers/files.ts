@@ -4,7 +4,7 @@ import { AvfsError } from '../../protocol/errors';
 import type { TreeNode } from '../../protocol/files';
 import type { DirEntry } from '../../protocol/vault';
 import { cliVaultPath } from '../../vfs/paths';
-import { type CliContext, table } from '../context';
+import { type CliContext, parseCount, table } from '../context';
 import { spoolStdin } from '../stdin';
 
 function parseMode(value: string): number {
@@ -118,8 +118,8 @@ export const fileHandlers = {
   'files.pwd': (ctx: CliContext, _opts: unknown, cmd: Command) => ctx.print(cmd, { path: '/' }, () => '/'),
 
   'files.tree': async (ctx: CliContext, p: string | undefined, opts: { level: string; all?: boolean }, cmd: Command) => {
-    const level = Number(opts.level);
-    if (!Number.isInteger(level) || level < 1) throw new AvfsError('InvalidInput', `--level must be a whole number >= 1, got ${opts.level}`);
+    const level = parseCount('--level', opts.level);
+    if (level < 1) throw new AvfsError('InvalidInput', `--level must be a whole number >= 1, got ${opts.level}`, { field: '--level', value: opts.level });
     const r = await ctx.call('fs/tree', { ...ctx.inVault(cmd), path: cliVaultPath(p ?? '/'), level, all: !!opts.all });
     ctx.print(cmd, r, () => renderTree(r.tree));
   },
