@@ -6,6 +6,7 @@
 import { posix } from 'node:path';
 import { AvfsError } from '../protocol/errors';
 import { type Decision, PolicyCommand, type RuleSet } from '../protocol/policy';
+import type { SandboxMode } from '../protocol/sandbox';
 import { combine, decidePart } from './decide';
 import { type BashParser, loadBashParser } from './parse';
 import { compileRules, type CompiledPolicy } from './rules';
@@ -20,6 +21,8 @@ export interface PolicyContext {
   home?: string;
   /** User and vault rule sets; the built-in defaults always apply first. */
   rules: RuleSet[];
+  /** The isolation the run will get: code of unknown effect is judged by it (see protocol/sandbox.ts). */
+  sandbox?: SandboxMode;
 }
 
 export interface PolicyEngine {
