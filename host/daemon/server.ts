@@ -1,7 +1,10 @@
 /**
  * The vault host: one long-lived process per avfs home that serves the operations over JSON-RPC
  * (vscode-jsonrpc) on a Unix socket in the home (owner-only) and, with `--stdio`, on its own
- * stdin/stdout for the parent that spawned it (the VS Code extension). It fans vault change
+ * stdin/stdout for the parent that spawned it (the VS Code extension). The parent is one client
+ * among others: when it goes, the host keeps serving while anything holds it (another client, a
+ * run, a pending approval, a mount it keeps) and exits once it has been idle for the grace period
+ * (`idleExitMs`). It fans vault change
  * events out to every client, runs `exec/run` through the same pipeline as the CLI (mounts are
  * served by mount-server processes, never by this one), and brokers approvals between the
  * commands that need them and the clients that can answer.
@@ -49,8 +52,15 @@ export interface HostOptions {
   workers?: number;
   /** Log every call (client, method, milliseconds) on the host's own log; off by default. */
   logCalls?: boolean;
-  /** Also serve the parent on stdin/stdout; the host stops when that stream ends. */
+  /** Also serve the parent on stdin/stdout, as one client: its end does not stop the host. */
   stdio?: boolean;
+  /**
+   * Stop after this long with nothing to hold the host: no client, no run, no pending approval,
+   * no live mount it keeps. 0 or undefined: never (a host started in a terminal runs until stopped).
+   */
+  idleExitMs?: number;
+  /** The parent's stdin ended (it went away): its stderr may be gone too. */
+  onParentGone?: () => void;
   approvalTimeoutMs?: number;
   log?: (level: 'info' | 'warn' | 'error', message: string) => void;
 }
@@ -85,6 +95,8 @@ export class VaultHost {
   /** Starts the commands of exec/run: a fork of this process would cost several times more. */
   private readonly runner = new RunnerProcess();
   private stopping: Promise<void> | undefined;
+  private idleTimer: NodeJS.Timeout | undefined;
+  private idleSweep: NodeJS.Timeout | undefined;
   private resolveStopped!: () => void;
   readonly stopped = new Promise<void>((r) => (this.resolveStopped = r));
 
@@ -95,7 +107,10 @@ export class VaultHost {
       timeoutMs: opts.approvalTimeoutMs ?? 300_000,
       peers: (req) => this.approversFor(req),
       alwaysAllow: (req, by) => addAlwaysAllowRules(opts.home.dir, req, by),
-      onSettled: (id, record) => this.notify('approval/settled', { id, record }),
+      onSettled: (id, record) => {
+        this.notify('approval/settled', { id, record });
+        this.checkIdle();
+      },
       log: (m) => this.log('warn', m),
     });
   }
@@ -115,10 +130,18 @@ export class VaultHost {
       this.watcher = new ChangeWatcher(this.opts.home, (n) => this.notify('vault/changed', n), (m) => this.log('warn', m));
       this.watcher.start();
       if (this.opts.stdio) {
-        process.stdin.on('end', () => void this.stop('the parent closed stdin'));
+        // Writes to a parent that went away fail (EPIPE); the parent's end is its client's end.
+        process.stdout.on('error', () => undefined);
+        process.stdin.once('end', () => this.opts.onParentGone?.());
         this.accept(process.stdin, process.stdout, undefined, 'stdio');
       }
-      this.log('info', `host ${process.pid} serving ${this.opts.home.dir} on ${this.socket}${this.opts.stdio ? ' and stdio' : ''}`);
+      if (this.opts.idleExitMs) {
+        // A kept mount that was unmounted elsewhere sends no event: look again now and then.
+        this.idleSweep = setInterval(() => this.checkIdle(), Math.min(5_000, this.opts.idleExitMs));
+        this.idleSweep.unref();
+      }
+      this.log('info', `host ${process.pid} serving ${this.opts.home.dir} on ${this.socket}${this.opts.stdio ? ' and stdio' : ''}${this.opts.idleExitMs ? `; exits after ${this.opts.idleExitMs} ms idle` : ''}`);
+      this.checkIdle();
     } catch (e) {
       await this.pool.stop();
       this.runner.stop();
@@ -171,7 +194,8 @@ export class VaultHost {
       // end(), not destroy(): a last error answer still reaches the client.
       socket?.end();
       if (socket) this.sockets.delete(socket);
-      if (via === 'stdio') void this.stop('the parent disconnected');
+      if (via === 'stdio') this.log('info', 'the parent that started this host went away: serving the other clients on the socket');
+      this.checkIdle();
     };
     /**
      * Answers a message it cannot read once, as JSON-RPC does (id null), then stops reading this
@@ -190,6 +214,7 @@ export class VaultHost {
     socket?.on('error', () => drop('socket error'));
     this.register(client);
     this.clients.set(id, client);
+    this.checkIdle();
     conn.listen();
   }
 
@@ -292,7 +317,38 @@ export class VaultHost {
       this.history.forget(id);
       cancelled.dispose();
       this.runs.delete(id);
+      this.checkIdle();
     }
+  }
+
+  /** What keeps this host up; empty: idle. */
+  holds(): string[] {
+    const out: string[] = [];
+    if (this.clients.size) out.push(`${this.clients.size} client(s)`);
+    if (this.runs.size) out.push(`${this.runs.size} run(s)`);
+    const pending = this.broker.list().length;
+    if (pending) out.push(`${pending} pending approval(s)`);
+    if (this.ownMounts.size) {
+      const reg = new MountRegistry(this.opts.home);
+      const live = reg.records().filter((r) => this.ownMounts.has(r.mountpoint) && reg.isLive(r)).length;
+      if (live) out.push(`${live} kept mount(s)`);
+    }
+    return out;
+  }
+
+  /** Starts the idle countdown when nothing holds the host, and calls it off when something does. */
+  private checkIdle(): void {
+    const grace = this.opts.idleExitMs;
+    if (!grace || this.stopping) return;
+    if (this.holds().length > 0) {
+      clearTimeout(this.idleTimer);
+      this.idleTimer = undefined;
+      return;
+    }
+    this.idleTimer ??= setTimeout(() => {
+      this.idleTimer = undefined;
+      if (this.holds().length === 0) void this.stop(`idle for ${grace} ms (no client, run, pending approval or kept mount)`);
+    }, grace);
   }
 
   status() {
@@ -316,6 +372,8 @@ export class VaultHost {
   stop(why: string): Promise<void> {
     this.stopping ??= (async () => {
       this.log('info', `host stopping: ${why}`);
+      clearTimeout(this.idleTimer);
+      clearInterval(this.idleSweep);
       this.server?.close();
       this.broker.cancelAll();
       for (const r of this.runs.values()) r.cancel.abort();

@@ -282,10 +282,10 @@ describe('avfs host', () => {
     assert.equal(check.stdout.trim(), 'ok');
   });
 
-  test('--stdio: stdout carries only the protocol; closing stdin stops the host', async () => {
+  test('--stdio: stdout carries only the protocol; once stdin closes and nothing else holds it, the host exits after --idle-exit', async () => {
     const t2 = tempDir('avfs-host-stdio-');
     try {
-      const child = spawn(process.execPath, [CLI, 'host', '--stdio'], { env: { ...process.env, AVFS_HOME: t2.dir }, stdio: ['pipe', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [CLI, 'host', '--stdio', '--idle-exit', '300'], { env: { ...process.env, AVFS_HOME: t2.dir }, stdio: ['pipe', 'pipe', 'pipe'] });
       const { createMessageConnection, StreamMessageReader, StreamMessageWriter } = await import('vscode-jsonrpc/node');
       let stdout = '';
       child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -302,8 +302,10 @@ describe('avfs host', () => {
       assert.match(stdout, /^(Content-Length: \d+\r\n\r\n\{.*?\})+$/s);
       const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
       conn.dispose();
+      const closedAt = Date.now();
       child.stdin.end();
       assert.equal(await exited, 0);
+      assert.ok(Date.now() - closedAt >= 300, 'it waited out its grace period');
       assert.equal(hostRunning(t2.dir), false);
     } finally {
       t2.cleanup();

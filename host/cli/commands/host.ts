@@ -9,7 +9,8 @@ export function register(program: Command, act: Act): void {
     host
       .command('start', { isDefault: true })
       .description('run the host in this process (logs on stderr) until SIGTERM, Ctrl-C or `avfs host stop`')
-      .option('--stdio', 'also speak JSON-RPC on stdin/stdout, for the process that spawned it; stop when stdin ends')
+      .option('--stdio', 'also speak JSON-RPC on stdin/stdout, for the process that spawned it (one client: the host outlives it)')
+      .option('--idle-exit <ms>', 'stop after MS with no client, run, pending approval or kept mount (default: 60000 with --stdio, else never; 0: never)')
       .option('--approval-timeout <ms>', 'an approval nobody answers is denied after MS', '300000')
       .option('--workers <n>', 'threads that run operations, so a long one never holds up the others (default 2)')
       .option('--verbose', 'also log every call (client, method, milliseconds)')
