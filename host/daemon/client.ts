@@ -126,8 +126,10 @@ export async function connectHost(home: HomeDir, opts: ConnectOptions): Promise<
       callHost: async (method, params) => HOST_METHODS[method].result.parse(await request(conn, method, params, undefined, host)) as never,
       close,
     };
-  } catch {
+  } catch (e) {
     close();
+    // A host that answered, refusing what this client offered (to answer approvals from inside a run), is not "no host".
+    if (e instanceof AvfsError && e.kind === 'SelfApproval') throw e;
     return undefined;
   }
 }

@@ -30,6 +30,7 @@ import { METHOD_NAMES, METHODS, type MountInfo } from '../protocol/methods';
 import { type PolicyEngine, createPolicyEngine } from '../policy/engine';
 import { addAlwaysAllowRules } from '../policy/sources';
 import { runExec } from '../proxy/pipeline';
+import { describePeer, type Peer, peerOfPid, peerOfSocket, runOf, stillThere } from '../proxy/peer';
 import { RunnerProcess } from '../proxy/runnerClient';
 import { MountRegistry } from '../fuse/registry';
 import { stopMount } from '../fuse/server';
@@ -73,6 +74,10 @@ interface Client {
   approver: boolean | 'own';
   conn: MessageConnection;
   connectedAt: string;
+  /** The process on the other end, from the kernel (SO_PEERCRED) or, for stdio, the parent. */
+  peer: Peer | undefined;
+  /** Why that process belongs to an avfs run, as judged when it connected (undefined: it does not). */
+  inRun: string | undefined;
 }
 
 export class VaultHost {
@@ -159,17 +164,42 @@ export class VaultHost {
   private approversFor(req: ApprovalRequest) {
     const requester = this.runs.get(req.id)?.client;
     return [...this.clients.values()]
-      .filter((c) => c.approver === true || (c.approver === 'own' && c.id === requester))
+      .filter((c) => (c.approver === true || (c.approver === 'own' && c.id === requester)) && this.refusal(c) === undefined)
       .map((c) => ({
         id: c.id,
-        name: c.name,
+        name: describePeer(c.kind, c.peer),
         ask: async (r: ApprovalRequest, signal: AbortSignal) => {
           const cts = new CancellationTokenSource();
           signal.addEventListener('abort', () => cts.cancel(), { once: true });
           const reply = ApprovalReply.parse(await c.conn.sendRequest(APPROVAL_REQUEST, r, cts.token));
-          return { answer: reply.answer, by: reply.by ?? c.name };
+          // Judged again when the answer comes: the process may have gone, or its pid been taken.
+          const refused = this.refusal(c);
+          if (refused) throw new AvfsError('SelfApproval', `an answer from ${describePeer(c.kind, c.peer)} was refused: ${refused}`, { client: c.id });
+          // Who answered is what the host knows of the connection, never a name the client sends.
+          return { answer: reply.answer, by: describePeer(c.kind, c.peer) };
         },
       }));
+  }
+
+  /**
+   * Why this client may not answer approvals or change rules (host/proxy/peer.ts), or undefined
+   * when it may: its process is part of a run (when it connected, or now), it has exited (the
+   * connection was handed on, or the pid is another process's now), or it cannot be told.
+   */
+  private refusal(c: Client): string | undefined {
+    if (c.inRun) return c.inRun;
+    if (!c.peer) return 'the process on this connection cannot be told (no peer credentials)';
+    if (!stillThere(c.peer)) return `the process that opened this connection (pid ${c.peer.pid}) has exited`;
+    return runOf(c.peer.pid);
+  }
+
+  private refuseFromRun(c: Client, what: string): void {
+    const why = this.refusal(c);
+    if (!why) return;
+    this.log('warn', `refused ${what} from ${describePeer(c.kind, c.peer)}: ${why}`);
+    throw new AvfsError('SelfApproval', `${what} refused: ${why}. Only a person answers approvals and changes the rules, from outside the runs.`, {
+      ...(c.peer ? { pid: c.peer.pid } : {}),
+    });
   }
 
   notify<N extends NotificationName>(name: N, params: z.input<(typeof NOTIFICATIONS)[N]>): void {
@@ -180,7 +210,10 @@ export class VaultHost {
     const id = randomUUID();
     const guard = new FrameGuard();
     const conn = createMessageConnection(new StreamMessageReader(input.pipe(guard)), new FrameWriter(output));
-    const client: Client = { id, name: `${via} client`, kind: 'other', approver: false, conn, connectedAt: new Date().toISOString() };
+    // Taken at once: the process that connected, and whether it is part of a run (peer.ts).
+    const peer = socket ? peerOfSocket(socket) : peerOfPid(process.ppid);
+    const inRun = peer ? runOf(peer.pid) : undefined;
+    const client: Client = { id, name: `${via} client`, kind: 'other', approver: false, conn, connectedAt: new Date().toISOString(), peer, inRun };
     if (socket) this.sockets.add(socket);
     let closed = false;
     const drop = (why: string) => {
@@ -244,7 +277,11 @@ export class VaultHost {
     hostMethod('client/hello', (p) => {
       client.name = p.name;
       client.kind = p.kind;
-      client.approver = p.approver;
+      if (p.approver === true) this.refuseFromRun(client, 'offering to answer approvals');
+      // "Ask me at my terminal" needs a terminal, and a process outside the runs: else it is not asked.
+      const ownRefused = p.approver === 'own' ? (this.refusal(client) ?? (client.peer?.tty ? undefined : 'it has no terminal')) : undefined;
+      if (ownRefused) this.log('warn', `client ${p.name} is not asked about its own runs: ${ownRefused}`);
+      client.approver = ownRefused ? false : p.approver;
       this.log('info', `client ${p.name} connected${p.approver ? ` (approver${p.approver === 'own' ? ' of its own runs' : ''})` : ''}`);
       if (p.approver) this.broker.askPeers();
       return { client_id: client.id, host_pid: process.pid, version: VERSION, home: this.opts.home.dir };
@@ -256,11 +293,16 @@ export class VaultHost {
     });
     hostMethod('approval/list', () => ({ pending: this.broker.list() }));
     hostMethod('exec/list', (p) => ({ runs: this.history.list(p.limit) }));
-    hostMethod('approval/answer', (p) => ({ id: p.id, ...this.broker.answer(p.id, p.answer, p.by ?? client.name) }));
+    hostMethod('approval/answer', (p) => {
+      this.refuseFromRun(client, `answering approval ${p.id}`);
+      // `by` from the client is not believed: the answer is recorded as the connection's.
+      return { id: p.id, ...this.broker.answer(p.id, p.answer, describePeer(client.kind, client.peer)) };
+    });
 
     for (const method of METHOD_NAMES) {
       if (method === 'exec/run') continue;
       handle(method, METHODS[method].params as z.ZodType<unknown>, async (p) => {
+        if (RULE_CHANGES.has(method)) this.refuseFromRun(client, `${method} (a change of policy rules)`);
         const result = await this.pool.run(method as OpName, p, surfaceOf(client));
         // A mount an editor asked for goes when the host goes; one a terminal made stays, as without a host.
         if (method === 'mount/mount' && client.kind !== 'cli') this.ownMounts.add((result as MountInfo).mountpoint);
@@ -398,6 +440,9 @@ export class VaultHost {
     return this.stopping;
   }
 }
+
+/** Operations that change what the policy allows: a run may not make them (only a person does). */
+const RULE_CHANGES = new Set<string>(['policy/setVaultRules']);
 
 /** Who a client's changes are recorded as in the audit trail: a terminal is `cli`, an editor `editor`, anything else `rpc`. */
 function surfaceOf(client: Client): Surface {

@@ -51,6 +51,13 @@ export const ERROR_TABLE = {
     vscode: 'Unavailable',
     doc: 'The process running the call or the run (the vault host, a mount server, a one-shot `proxy exec`) died before it ended. A run it owned is ended by its guard: the command stopped, its one-shot mount released, the checkpoint taken before it kept (the audit trail says so: `exec_failed`).',
   },
+  SelfApproval: {
+    exit: 27,
+    errno: 'EPERM',
+    rpc: -31027,
+    vscode: 'NoPermissions',
+    doc: 'An approval answer, an offer to answer approvals, or a change of policy rules came from inside an avfs run (a command it runs, or anything that command started, however it forked), or from a connection whose process has exited: only a person answers. Nothing was answered or changed.',
+  },
   PolicyFileInvalid: { exit: 24, errno: 'EINVAL', rpc: -31024, vscode: null, doc: 'A policy rules file failed validation; the message names the field.' },
   StorageError: { exit: 30, errno: 'EIO', rpc: -31030, vscode: 'Unavailable', doc: 'SQLite reported an error (corrupt file, disk full, locked past the busy timeout).' },
   Internal: { exit: 1, errno: 'EIO', rpc: -31001, vscode: null, doc: 'A bug: please report it with the message.' },

@@ -88,7 +88,8 @@ describe('avfs host', () => {
     assert.equal(asked[0]!.command, 'touch pushed && git push origin main');
     assert.ok(asked[0]!.categories.includes('vcs_remote'));
     assert.equal(env.result.approval?.outcome, 'approved');
-    assert.equal(env.result.approval?.by, 'test approver');
+    // Recorded as the host knows the connection (kind, pid, uid, terminal), not by the name the client gave.
+    assert.equal(env.result.approval?.by, `other client (pid ${process.pid}, uid ${process.getuid!()}, no terminal)`);
     assert.ok(['completed'].includes(env.result.state));
     assert.equal((await json(['--vault', 'main', 'stat', '/pushed'])).json.type, 'file', 'the approved command ran');
     assert.ok(await waitFor(() => settled.includes(env.id), 2000), 'every client hears the request was settled');
@@ -123,7 +124,7 @@ describe('avfs host', () => {
     assert.equal(approved.json.settled, true);
     const yesEnv = envelopeOf((await yes).stdout);
     assert.equal(yesEnv.result.approval?.outcome, 'approved');
-    assert.match(yesEnv.result.approval?.by ?? '', /^avfs approve/);
+    assert.match(yesEnv.result.approval?.by ?? '', /^cli client \(pid \d+, uid \d+/);
     assert.equal((await json(['--vault', 'main', 'stat', '/yes-marker'])).json.type, 'file');
 
     const no = run('no-marker');

@@ -75,7 +75,7 @@ test("the window that started the host is killed with its process group: another
     process.kill(-window.windowPid, 'SIGKILL');
     assert.ok(await waitFor(() => !alive(window.windowPid), 5_000));
     const status = await runJson(['host', 'status'], { home });
-    assert.equal(status.json.pid, hostPid, 'the same host still serves');
+    assert.equal(status.json.pid, hostPid, `the same host still serves: ${JSON.stringify(status.json)}`);
     assert.deepEqual((status.json.clients as Array<{ name: string }>).map((c) => c.name).filter((n) => n === 'window'), [], 'the window is no longer a client');
     const r = await run;
     assert.equal(r.code, 0, r.stderr);
