@@ -20,7 +20,16 @@ export function register(program: Command, act: Act): void {
   );
   example(host.command('status').description('the running host: pid, socket, clients, mounts, pending approvals').action(act('host.status')), 'avfs host status --json');
   example(host.command('stop').description('stop the running host (it unmounts what it mounted)').action(act('host.stop')), 'avfs host stop');
-  example(program.command('approvals').description('commands waiting for approval at the running host').action(act('host.approvals')), 'avfs approvals --json');
+  example(
+    program
+      .command('approvals')
+      .description('commands waiting for approval at the running host; --watch: answer them here as they come')
+      .option('--watch', 'be an approver: show each request as it comes and answer it from the keyboard (o once, a always, d deny); with --json, JSON lines both ways')
+      .action(act('host.approvals')),
+    'avfs approvals --json',
+    'avfs approvals --watch',
+    'avfs --json approvals --watch   # {"id": "…", "answer": "approve_once"} lines on stdin',
+  );
   const approve = program.command('approve <id>').description('let a waiting command run (once, or with --always from now on)');
   approve.option('--always', 'also add a rule to your policy.json so the same command runs without asking');
   example(approve.action(act('host.approve')), 'avfs approve 0b7c…');

@@ -72,7 +72,8 @@ export const hostHandlers = {
     ctx.print(cmd, r, () => 'host stopping');
   },
 
-  'host.approvals': async (ctx: CliContext, _opts: unknown, cmd: Command) => {
+  'host.approvals': async (ctx: CliContext, opts: { watch?: boolean }, cmd: Command) => {
+    if (opts.watch) return (await import('./approvalsWatch')).watchApprovals(ctx, !!ctx.globals(cmd).json);
     const { pending } = await withHost(ctx, (h) => h.callHost('approval/list', {}));
     ctx.print(cmd, { pending }, () =>
       pending.length === 0
