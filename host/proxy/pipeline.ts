@@ -33,7 +33,8 @@ import {
   type ExecutionEnvelope,
 } from '../protocol/exec';
 import type { Decision, PolicyCommand } from '../protocol/policy';
-import { decideOnce, type PolicyEngine } from '../policy/engine';
+import { decideOnce, type PolicyEngine, refuseCheckpointOptOut } from '../policy/engine';
+import { defaultSandboxMode } from '../sandbox/defaultMode';
 import { effectiveRuleSets } from '../policy/sources';
 import type { AvfsHome } from '../store/home';
 import type { CheckpointRow, SaveOptions } from '../store/checkpoints';
@@ -231,12 +232,16 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
 
     // ---- policy
     run.move('policy');
+    const rules = effectiveRuleSets(deps.home.dir, vault);
     decision = await decideOnce(deps.engine, judgedCommand(req.command, req.env), {
       mountpoint: plan.mountpoint,
       cwd: hostCwd,
       home: homedir(),
-      rules: effectiveRuleSets(deps.home.dir, vault),
+      rules,
+      sandbox: await defaultSandboxMode(),
     });
+    // The policy's checkpoint is skipped (--checkpoint never) only where the user's own rules allow it.
+    if (req.checkpoint === 'never' && !req.readonly) decision = refuseCheckpointOptOut(decision, rules);
     audit('exec_request', { cwd: vaultCwd, action: decision.action, categories: decision.categories, rule: decision.rule });
     if (decision.action === 'deny') {
       error = { error: 'PolicyDenied', message: `denied by policy: ${decision.reason}`, rule: decision.rule };
