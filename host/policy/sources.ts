@@ -48,7 +48,7 @@ export function addAlwaysAllowRules(avfsHome: string, req: Pick<ApprovalRequest,
     ids.push(id);
   });
   const text = JSON.stringify(PolicyRuleFile.parse({ version: 1, rules }), null, 2) + '\n';
-  mkdirSync(dirname(file), { recursive: true });
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   const tmp = `${file}.${process.pid}.tmp`;
   writeFileSync(tmp, text, { mode: 0o600 });
   renameSync(tmp, file);
