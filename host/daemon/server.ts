@@ -33,7 +33,7 @@ import type { AvfsHome } from '../store/home';
 import { VERSION } from '../version';
 import { ApprovalBroker } from './broker';
 import { ChangeWatcher } from './events';
-import { ExecHistory } from './execHistory';
+import { ExecHistory } from '../protocol/execHistory';
 import { errorFrame, FRAME_TIMEOUT_MS, FrameReader, FrameWriter } from './frames';
 import { claimHome, socketPath } from './lock';
 import { listenOwnerOnly } from '../store/socketPath';
