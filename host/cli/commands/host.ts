@@ -12,6 +12,7 @@ export function register(program: Command, act: Act): void {
       .option('--stdio', 'also speak JSON-RPC on stdin/stdout, for the process that spawned it (one client: the host outlives it)')
       .option('--idle-exit <ms>', 'stop after MS with no client, run, pending approval or kept mount (default: 60000 with --stdio, else never; 0: never)')
       .option('--approval-timeout <ms>', 'an approval nobody answers is denied after MS', '300000')
+      .option('--slow-client-timeout <ms>', 'close a connection that does not introduce itself, or send a message whole, within MS', '30000')
       .option('--workers <n>', 'threads that run operations, so a long one never holds up the others (default 2)')
       .option('--verbose', 'also log every call (client, method, milliseconds)')
       .action(act('host.start')),

@@ -27,7 +27,7 @@ async function answer(ctx: CliContext, verb: 'approve' | 'deny', id: string, alw
 export const STDIO_IDLE_EXIT_MS = 60_000;
 
 export const hostHandlers = {
-  'host.start': async (ctx: CliContext, opts: { stdio?: boolean; approvalTimeout: string; idleExit?: string; workers?: string; verbose?: boolean }) => {
+  'host.start': async (ctx: CliContext, opts: { stdio?: boolean; approvalTimeout: string; idleExit?: string; slowClientTimeout: string; workers?: string; verbose?: boolean }) => {
     const { VaultHost } = await import('../../daemon/server');
     // Once the parent of a --stdio host is gone, so is (usually) the stderr it read: log no more there.
     let logToStderr = true;
@@ -38,6 +38,7 @@ export const hostHandlers = {
       idleExitMs: parseCount('--idle-exit', opts.idleExit ?? (opts.stdio ? String(STDIO_IDLE_EXIT_MS) : '0')),
       onParentGone: () => (logToStderr = false),
       approvalTimeoutMs: parseCount('--approval-timeout', opts.approvalTimeout),
+      slowClientTimeoutMs: parseCount('--slow-client-timeout', opts.slowClientTimeout),
       ...(opts.workers !== undefined ? { workers: parseCount('--workers', opts.workers) } : {}),
       logCalls: !!opts.verbose,
       log: (level, message) => {
