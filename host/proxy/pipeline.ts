@@ -22,7 +22,7 @@ import { randomUUID } from 'node:crypto';
 import { homedir } from 'node:os';
 import { posix } from 'node:path';
 import { err, type ErrorJson, toAvfsError } from '../protocol/errors';
-import type { ChangeSummary } from '../protocol/changes';
+import type { ChangeSummary, JournalOp } from '../protocol/changes';
 import {
   type ApprovalRecord,
   type ApprovalRequest,
@@ -33,7 +33,8 @@ import {
   type ExecutionEnvelope,
 } from '../protocol/exec';
 import type { Decision, PolicyCommand } from '../protocol/policy';
-import { decideOnce, type PolicyEngine } from '../policy/engine';
+import { decideOnce, type PolicyEngine, refuseCheckpointOptOut } from '../policy/engine';
+import { defaultSandboxMode } from '../sandbox/defaultMode';
 import { effectiveRuleSets } from '../policy/sources';
 import type { AvfsHome } from '../store/home';
 import type { CheckpointRow, SaveOptions } from '../store/checkpoints';
@@ -209,7 +210,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
   let error: ErrorJson | null = null;
   const cwd = typeof raw.cwd === 'string' ? raw.cwd : '/';
 
-  const audit = (op: string, details: Record<string, unknown>) => {
+  const audit = (op: JournalOp, details: Record<string, unknown>) => {
     try {
       vault?.journal.append(op, null, { details: { id: run.id, command: command.text, surface: deps.surface, ...details } });
     } catch {
@@ -231,12 +232,16 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
 
     // ---- policy
     run.move('policy');
+    const rules = effectiveRuleSets(deps.home.dir, vault);
     decision = await decideOnce(deps.engine, judgedCommand(req.command, req.env), {
       mountpoint: plan.mountpoint,
       cwd: hostCwd,
       home: homedir(),
-      rules: effectiveRuleSets(deps.home.dir, vault),
+      rules,
+      sandbox: await defaultSandboxMode(),
     });
+    // The policy's checkpoint is skipped (--checkpoint never) only where the user's own rules allow it.
+    if (req.checkpoint === 'never' && !req.readonly) decision = refuseCheckpointOptOut(decision, rules);
     audit('exec_request', { cwd: vaultCwd, action: decision.action, categories: decision.categories, rule: decision.rule });
     if (decision.action === 'deny') {
       error = { error: 'PolicyDenied', message: `denied by policy: ${decision.reason}`, rule: decision.rule };
