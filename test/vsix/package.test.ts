@@ -10,6 +10,9 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { expandBraces, listZip, RUNTIME_PACKAGES, unmatchedAllowLines } from '../../scripts/package.mjs';
 import { ensureNode, type NodeRuntime, VSIX_NODE_VERSION } from '../../scripts/runtime.mjs';
 import { launchBrowser } from '../../scripts/vscode/browser.mjs';
@@ -36,6 +39,8 @@ const REQUIRED = [
   'dist/avfs-core.js',
   // The core of `avfs policy …` (scripts/build.mjs).
   'dist/avfs-policy.js',
+  // `avfs mcp`'s server.
+  'dist/avfs-mcp.js',
   'dist/avfs-runner.js',
   'dist/avfs-ops-worker.js',
   // The Node they run on, its licence, and the terminals' `avfs`.
@@ -179,7 +184,7 @@ describe('the VSIX (npm run package)', { timeout: 900_000 }, () => {
     for (const name of shipped) assert.equal(lock.packages[`node_modules/${name}`]?.dev, undefined, `${name} is a dev dependency`);
 
     // Top-level dist/ only: the VS Code tests' bundles (dist/test/) stay out.
-    assert.deepEqual(files.filter((f) => f.startsWith('dist/') && !f.startsWith('dist/node_modules/')).sort(), ['dist/avfs-core.js', 'dist/avfs-core.js.cache', 'dist/avfs-ops-worker.js', 'dist/avfs-policy.js', 'dist/avfs-policy.js.cache', 'dist/avfs-runner.js', 'dist/avfs.js', 'dist/avfs_fuse.node', 'dist/extension.js', 'dist/webview.js']);
+    assert.deepEqual(files.filter((f) => f.startsWith('dist/') && !f.startsWith('dist/node_modules/')).sort(), ['dist/avfs-core.js', 'dist/avfs-core.js.cache', 'dist/avfs-mcp.js', 'dist/avfs-ops-worker.js', 'dist/avfs-policy.js', 'dist/avfs-policy.js.cache', 'dist/avfs-runner.js', 'dist/avfs.js', 'dist/avfs_fuse.node', 'dist/extension.js', 'dist/webview.js']);
     // Size: the Node binary (109 MB stripped) is most of it, about 42 MiB packed; the limit is 60 MiB.
     // The whole of better-sqlite3 (its SQLite sources) or a source tree would break the file count.
     const bytes = readFileSync(vsix).length;
@@ -238,6 +243,16 @@ describe('the VSIX (npm run package)', { timeout: 900_000 }, () => {
     assert.match(envelope.result.checkpoint ?? '', /^exec-/);
     const cat = await avfs('--vault', 'x', 'cat', '/made.txt');
     assert.equal(cat.stdout, 'from the vsix\n');
+
+    // `avfs mcp` (its server is a bundle of its own), driven by the MCP SDK's client over stdio.
+    const client = new Client({ name: 'vsix-test', version: '1.0.0' });
+    await client.connect(new StdioClientTransport({ command: join(installed, 'bin', 'avfs'), args: ['--vault', 'x', 'mcp'], cwd, env: env as Record<string, string>, stderr: 'pipe' }));
+    try {
+      const read = (await client.callTool({ name: 'read_file', arguments: { path: '/made.txt' } })) as CallToolResult;
+      assert.deepEqual(read.content[0], { type: 'text', text: 'from the vsix\n' });
+    } finally {
+      await client.close();
+    }
   });
 
   for (const machine of ['Node 22', 'Node 24', 'no Node'] as const) {
