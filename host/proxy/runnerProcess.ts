@@ -5,6 +5,7 @@
  * (the runner module and Node, nothing else) pays, on every command. Messages come and go over
  * the IPC channel; when the host goes away, the commands still running are stopped.
  */
+import { becomeRunner, reapAdopted } from './peer';
 import { keepSparePipes } from './pipes';
 import { runCommand } from './runner';
 import { OUTPUT_WINDOW_BYTES, type RunnerReply, type RunnerRequest } from './runnerClient';
@@ -17,6 +18,8 @@ interface Running {
   room?: { promise: Promise<void>; resolve: () => void };
 }
 const running = new Map<number, Running>();
+/** The commands' leaders this process spawned (Node waits for those); any other child is adopted. */
+const leaders = new Set<number>();
 const send = (m: RunnerReply) => process.send?.(m);
 
 process.on('message', (m: RunnerRequest) => {
@@ -37,6 +40,7 @@ process.on('message', (m: RunnerRequest) => {
   const cancel = new AbortController();
   const run: Running = { cancel, unacked: 0 };
   running.set(m.id, run);
+  let leader: number | undefined;
   runCommand({
     ...m.opts,
     signal: cancel.signal,
@@ -51,13 +55,21 @@ process.on('message', (m: RunnerRequest) => {
       }
       return run.room.promise;
     },
-    onStart: (pid) => send({ type: 'started', id: m.id, pid }),
+    onStart: (pid) => {
+      leader = pid;
+      leaders.add(pid);
+      send({ type: 'started', id: m.id, pid });
+    },
   })
     .then(
       (result) => send({ type: 'done', id: m.id, result }),
       (e: unknown) => send({ type: 'failed', id: m.id, message: e instanceof Error ? e.message : String(e) }),
     )
-    .finally(() => running.delete(m.id));
+    .finally(() => {
+      running.delete(m.id);
+      // Node has waited for it by now (runCommand settles after its exit).
+      if (leader !== undefined) leaders.delete(leader);
+    });
 });
 
 process.on('disconnect', () => {
@@ -72,4 +84,15 @@ process.on('disconnect', () => {
 });
 
 keepSparePipes();
+// A run's processes keep this one as an ancestor, however they fork (host/proxy/peer.ts); what it
+// adopts that way is collected when it ends.
+if (becomeRunner()) {
+  let sweep: NodeJS.Timeout | undefined;
+  process.on('SIGCHLD', () => {
+    sweep ??= setTimeout(() => {
+      sweep = undefined;
+      reapAdopted((pid) => leaders.has(pid));
+    }, 100);
+  });
+}
 send({ type: 'ready' });
