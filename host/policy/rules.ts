@@ -49,7 +49,7 @@ export function writeUserRules(avfsHome: string, file: PolicyRuleFile | null): v
     return;
   }
   const text = JSON.stringify(PolicyRuleFile.parse({ version: 1, ...file }), null, 2) + '\n';
-  mkdirSync(avfsHome, { recursive: true });
+  mkdirSync(avfsHome, { recursive: true, mode: 0o700 });
   const put = (to: string, body: string) => {
     const tmp = `${to}.${process.pid}.tmp`;
     writeFileSync(tmp, body, { mode: 0o600 });

@@ -22,7 +22,7 @@ import { randomUUID } from 'node:crypto';
 import { homedir } from 'node:os';
 import { posix } from 'node:path';
 import { err, type ErrorJson, toAvfsError } from '../protocol/errors';
-import type { ChangeSummary } from '../protocol/changes';
+import type { ChangeSummary, JournalOp } from '../protocol/changes';
 import {
   type ApprovalRecord,
   type ApprovalRequest,
@@ -210,7 +210,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
   let error: ErrorJson | null = null;
   const cwd = typeof raw.cwd === 'string' ? raw.cwd : '/';
 
-  const audit = (op: string, details: Record<string, unknown>) => {
+  const audit = (op: JournalOp, details: Record<string, unknown>) => {
     try {
       vault?.journal.append(op, null, { details: { id: run.id, command: command.text, surface: deps.surface, ...details } });
     } catch {

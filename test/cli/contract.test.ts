@@ -30,6 +30,9 @@ const NOT_OPERATIONS: Record<string, string> = {
   approvals: 'a host method (approval/list)',
   approve: 'a host method (approval/answer)',
   deny: 'a host method (approval/answer)',
+  mcp: 'serves MCP on stdio (test/mcp)',
+  'hook claude-code': 'prints Claude Code\'s hook output, not an operation\'s result (test/mcp/claudeHook.test.ts)',
+  'hook install': 'writes an agent\'s settings file (test/mcp/claudeHook.test.ts)',
 };
 
 describe('CLI --json output is the operation\'s result', () => {
@@ -89,6 +92,18 @@ describe('CLI --json output is the operation\'s result', () => {
     writeFileSync(join(src, 'sub', 'f.txt'), 'f');
     await check(['import', src, '/imported'], 'fs/import');
     await check(['export', '/imported', join(t.dir, 'out')], 'fs/export');
+  });
+
+  test('a vault made from a project, and the way back', async () => {
+    const proj = join(t.dir, 'project');
+    mkdirSync(join(proj, 'src'), { recursive: true });
+    writeFileSync(join(proj, 'src', 'a.txt'), 'a');
+    await check(['vault', 'create', 'p', '--from', proj, '--no-use'], 'project/create');
+    await check(['--vault', 'p', 'write', '/src/a.txt', 'from the vault'], 'fs/writeFile');
+    await check(['apply', '--dry-run', '--patch', '--vault', 'p'], 'project/apply');
+    await check(['apply', '--vault', 'p'], 'project/apply');
+    writeFileSync(join(proj, 'b.txt'), 'b');
+    await check(['vault', 'sync', '--vault', 'p'], 'project/sync');
   });
 
   test('quotas, stats, gc, checkpoints, audit', async () => {
