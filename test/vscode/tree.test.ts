@@ -83,6 +83,8 @@ describe('The Vaults view', () => {
       'Set Quota…',
       'Mount',
       'Open Terminal in Mount',
+      'Apply to Workspace…',
+      'Compare with Fork…',
       'Copy Path',
       'Delete Vault…',
     ]);
