@@ -5,6 +5,7 @@ import { registerAgents, type Agents } from './agents/agents';
 import { registerCommands } from './commands';
 import { config } from './config';
 import { Ctx } from './ctx';
+import { exposeCliToTerminals } from './terminalCli';
 
 let ctx: Ctx | undefined;
 let agents: Agents | undefined;
@@ -25,7 +26,7 @@ export function activate(context: vscode.ExtensionContext): AvfsTestApi {
   const started = performance.now();
   try {
     ctx = new Ctx(context);
-    context.subscriptions.push(...registerCommands(ctx));
+    context.subscriptions.push(...registerCommands(ctx), exposeCliToTerminals(context));
     const registered = registerAgents({ extension: context, host: ctx.host, log: ctx.log });
     agents = registered.agents;
     context.subscriptions.push(...registered.disposables);
