@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { HostClient, Logger } from '../client/hostClient';
 import { hostEnv } from '../client/launch';
+import { hostNode } from '../client/runtime';
 import { config } from '../config';
 import { errorMessage } from '../errors';
 import { VaultShell } from './vaultShell';
@@ -68,12 +69,14 @@ export class Agents implements vscode.Disposable {
   definition(): vscode.McpStdioServerDefinition {
     const settings = config.host();
     const script = join(this.deps.extension.extensionPath, 'dist', 'avfs.js');
+    // The Node the host runs on (avfs.nodePath, else the extension's own runtime, else `node` from PATH).
+    const node = hostNode(settings.nodePath, this.deps.extension.extensionPath).nodePath;
     const args = [script, ...(this.vault ? ['--vault', this.vault] : []), 'mcp'];
     const env: Record<string, string> = {};
     const home = hostEnv(process.env, settings.home).AVFS_HOME;
     if (home) env.AVFS_HOME = home;
     const { version } = this.deps.extension.extension.packageJSON as { version: string };
-    return new vscode.McpStdioServerDefinition(`AVFS (${this.vault ?? 'current vault'})`, settings.nodePath, args, env, version);
+    return new vscode.McpStdioServerDefinition(`AVFS (${this.vault ?? 'current vault'})`, node, args, env, version);
   }
 
   /** A new vault shell, in the chosen vault. */
