@@ -20,8 +20,9 @@ process.stderr.on('error', dieOfBrokenPipe);
 main(process.argv.slice(2)).then(
   ({ code, exitWhenDone }) => {
     process.exitCode = code;
-    // stdout and stderr are synchronous for files and pipes on Linux: nothing is lost by exiting now.
-    if (exitWhenDone) process.exit(code);
+    // Exit once what was written has left: a pipe to a slow reader is written asynchronously, and
+    // exiting at once cut the output (an envelope) at the pipe's 64 KiB.
+    if (exitWhenDone) process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));
   },
   (e: unknown) => {
     process.stderr.write(`avfs: internal error: ${String(e)}\n`);
