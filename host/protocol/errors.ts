@@ -52,6 +52,13 @@ export const ERROR_TABLE = {
     doc: 'The process running the call or the run (the vault host, a mount server, a one-shot `proxy exec`) died before it ended. A run it owned is ended by its guard: the command stopped, its one-shot mount released, the checkpoint taken before it kept (the audit trail says so: `exec_failed`).',
   },
   PolicyFileInvalid: { exit: 24, errno: 'EINVAL', rpc: -31024, vscode: null, doc: 'A policy rules file failed validation; the message names the field.' },
+  SandboxUnavailable: {
+    exit: 27,
+    errno: 'ENOTSUP',
+    rpc: -31027,
+    vscode: null,
+    doc: 'The run asked for `--sandbox workspace` (the default) and bubblewrap cannot isolate it on this machine (not installed, or user namespaces are off); nothing ran. `avfs doctor` says why; `--sandbox none` runs it without isolation, recorded in the envelope.',
+  },
   StorageError: { exit: 30, errno: 'EIO', rpc: -31030, vscode: 'Unavailable', doc: 'SQLite reported an error (corrupt file, disk full, locked past the busy timeout).' },
   Internal: { exit: 1, errno: 'EIO', rpc: -31001, vscode: null, doc: 'A bug: please report it with the message.' },
 } as const satisfies Record<string, { exit: number; errno: string; rpc: number; vscode: VscodeFsError | null; doc: string }>;

@@ -21,7 +21,7 @@
 import { randomUUID } from 'node:crypto';
 import { homedir } from 'node:os';
 import { posix } from 'node:path';
-import { err, type ErrorJson, toAvfsError } from '../protocol/errors';
+import { AvfsError, err, type ErrorJson, toAvfsError } from '../protocol/errors';
 import type { ChangeSummary } from '../protocol/changes';
 import {
   type ApprovalRecord,
@@ -33,6 +33,7 @@ import {
   type ExecutionEnvelope,
 } from '../protocol/exec';
 import type { Decision, PolicyCommand } from '../protocol/policy';
+import type { SandboxRecord } from '../protocol/sandbox';
 import { decideOnce, type PolicyEngine } from '../policy/engine';
 import { effectiveRuleSets } from '../policy/sources';
 import type { AvfsHome } from '../store/home';
@@ -49,6 +50,9 @@ import { type RunGuard, startRunGuard } from './guard';
 import { prepareOutputPipes } from './pipes';
 import { stopGroup } from './processGroup';
 import { runCommand, type RunOptions, type RunResult } from './runner';
+import type { SandboxSpec } from '../sandbox/bwrap';
+import { loadSandboxSettings, planSandbox, sandboxRecordOf, unsandboxedRecord } from '../sandbox/plan';
+import { sandboxSupport } from '../sandbox/probe';
 
 const TRANSITIONS: Record<ExecState, readonly ExecState[]> = {
   validating: ['policy'],
@@ -207,6 +211,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
   let result: RunResult | undefined;
   let changes: ChangeSummary | null = null;
   let error: ErrorJson | null = null;
+  let sandbox: SandboxRecord | null = null;
   const cwd = typeof raw.cwd === 'string' ? raw.cwd : '/';
 
   const audit = (op: string, details: Record<string, unknown>) => {
@@ -228,6 +233,9 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
     const plan = planMount(deps.home, { vault: vaultName, readonly: req.readonly, allowOther: req.allow_other, keep: req.keep_mount, ...(req.mountpoint !== undefined ? { mountpoint: req.mountpoint } : {}) });
     plannedMountpoint = plan.mountpoint;
     const hostCwd = vaultCwd === '/' ? plan.mountpoint : posix.join(plan.mountpoint, vaultCwd);
+    // Asked while the policy judges (a one-shot call probes bwrap once; others keep the answer).
+    const support = req.sandbox === 'workspace' ? sandboxSupport() : undefined;
+    const sandboxSettings = req.sandbox === 'workspace' ? loadSandboxSettings(deps.home.dir) : undefined;
 
     // ---- policy
     run.move('policy');
@@ -236,6 +244,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
       cwd: hostCwd,
       home: homedir(),
       rules: effectiveRuleSets(deps.home.dir, vault),
+      sandbox: req.sandbox,
     });
     audit('exec_request', { cwd: vaultCwd, action: decision.action, categories: decision.categories, rule: decision.rule });
     if (decision.action === 'deny') {
@@ -243,6 +252,12 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
       run.move('denied');
       audit('exec_denied', { reason: decision.reason, rule: decision.rule });
       return envelope();
+    }
+
+    // Before anyone is asked to approve a run that could not run.
+    const supported = await support;
+    if (supported && !supported.ok) {
+      throw new AvfsError('SandboxUnavailable', `cannot isolate the run (--sandbox workspace): ${supported.reason}; nothing ran. \`avfs doctor\` says more; --sandbox none runs it without isolation`, { reason: supported.reason });
     }
 
     if (decision.action === 'require_approval') {
@@ -314,11 +329,37 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
     } else if (!toldEarly) guard?.tell({ mount: oneShot });
 
     // ---- executing
+    let spec: SandboxSpec | undefined;
+    if (supported?.ok && sandboxSettings) {
+      const networked = decision.categories.includes('networked');
+      spec = planSandbox({
+        bwrap: supported.bwrap,
+        userns: supported.userns,
+        avfsHome: deps.home.dir,
+        home: homedir(),
+        mountpoint: lease.mountpoint,
+        readonly: req.readonly,
+        network: networked,
+        settings: sandboxSettings,
+      });
+      const why = !networked
+        ? 'the policy found no network use in the command'
+        : approval
+          ? `approved by ${approval.by ?? 'an approver'}: the command talks to the network`
+          : `the policy let its network use run (${decision.rule})`;
+      sandbox = sandboxRecordOf(spec, supported.version, why);
+    } else {
+      sandbox = unsandboxedRecord(lease.mountpoint);
+    }
+    const env = childEnv({ ...(deps.baseEnv ? { base: deps.baseEnv } : {}), clean: req.clean_env, extra: req.env, vault: vaultName, mountpoint: lease.mountpoint, vaultCwd, hostCwd, execId: run.id });
+    // The caller's temporary directory may be read-only inside: the run's own /tmp is there.
+    if (spec && env.TMPDIR !== undefined) env.TMPDIR = '/tmp';
     run.move('executing');
     result = await (deps.run ?? runCommand)({
       argv: command.argv,
       cwd: hostCwd,
-      env: childEnv({ ...(deps.baseEnv ? { base: deps.baseEnv } : {}), clean: req.clean_env, extra: req.env, vault: vaultName, mountpoint: lease.mountpoint, vaultCwd, hostCwd, execId: run.id }),
+      env,
+      ...(spec ? { sandbox: spec } : {}),
       timeoutMs: req.timeout_ms,
       graceMs: req.grace_ms,
       maxOutputBytes: req.max_output_bytes,
@@ -332,6 +373,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
     });
     // Its group is empty now (the runner stopped what it left): the number may name another group later.
     group = undefined;
+    if (sandbox && result.sandbox) sandbox = { ...sandbox, limits: result.sandbox.limits, violations: result.sandbox.violations };
     guard?.tell({ pgid: null });
 
     // ---- settling: every write the command made through the mount is committed, then the lease ends
@@ -427,6 +469,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
         argv: command.argv,
         timeout: timeoutMs > 0 ? { millis: timeoutMs } : 'none',
         grace_ms: typeof raw.grace_ms === 'number' ? raw.grace_ms : 0,
+        sandbox: raw.sandbox === 'none' ? 'none' : 'workspace',
       },
       result: {
         vault: vaultName,
@@ -460,6 +503,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
         cancelled: r?.cancelled ?? false,
         leftover_processes: r?.leftovers ?? 0,
         error,
+        sandbox,
       },
     };
   }
