@@ -64,16 +64,24 @@ export interface RunResult {
 export const START_IN_DIR = ['/bin/sh', '-c', 'cd -- "$1" && shift && exec "$@"', 'avfs-exec'];
 
 /**
- * A sandboxed command starts as bwrap, which changes directory itself once it runs. When the run
- * has cgroups, a shell puts itself in them first and then execs bwrap: nothing of the run ever
- * runs outside them (writing the pid after the spawn would race a fork).
+ * A sandboxed command starts as a shell that puts itself in the run's cgroups (writing the pid
+ * after the spawn would race a fork: nothing of the run ever runs outside them), then execs bwrap
+ * with SIGTERM, SIGINT and SIGHUP ignored: a time-out's SIGTERM to the group must reach the
+ * command, and give it its grace period, without ending bwrap (whose end kills everything in the
+ * run's pid namespace at once). Inside, the command gets those signals back (bwrap.ts).
  */
-const JOIN_CGROUPS = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"';
+const START_SANDBOXED = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; trap "" TERM INT HUP; exec "$@"';
 
 function startArgv(opts: RunOptions, cg: RunCgroups | undefined): string[] {
   if (!opts.sandbox || !cg) return [...START_IN_DIR, opts.cwd, ...opts.argv];
-  const inner = bwrapArgv(opts.sandbox, opts.cwd, opts.argv, cg.by);
-  return cg.procs.length > 0 ? ['/bin/sh', '-c', JOIN_CGROUPS, 'avfs-sandbox', ...cg.procs, '--', ...inner] : inner;
+  return ['/bin/sh', '-c', START_SANDBOXED, 'avfs-sandbox', ...cg.procs, '--', ...bwrapArgv(opts.sandbox, opts.cwd, opts.argv, cg.by)];
+}
+
+/** bwrap exits 128+N when the command was killed by signal N: the signal, as an unsandboxed run reports it. */
+function signalOfStatus(code: number | null): NodeJS.Signals | null {
+  if (code === null || code <= 128 || code > 128 + 64) return null;
+  const name = Object.entries(constants.signals).find(([, n]) => n === code - 128)?.[0];
+  return (name as NodeJS.Signals | undefined) ?? null;
 }
 
 export async function runCommand(opts: RunOptions): Promise<RunResult> {
@@ -176,5 +184,6 @@ export async function runCommand(opts: RunOptions): Promise<RunResult> {
   } else {
     exitCode = exit.code ?? 1;
   }
-  return { exitCode, signal: exit.signal, timedOut, cancelled, stdout: out.result(), stderr: err.result(), durationMs, leftovers, ...(sandbox ? { sandbox } : {}) };
+  const signal = exit.signal ?? (opts.sandbox ? signalOfStatus(exit.code) : null);
+  return { exitCode, signal, timedOut, cancelled, stdout: out.result(), stderr: err.result(), durationMs, leftovers, ...(sandbox ? { sandbox } : {}) };
 }

@@ -58,11 +58,14 @@ export function bwrapArgv(spec: SandboxSpec, cwd: string, argv: string[], by: Li
   a.push('--chdir', cwd, '--');
   // The limits bwrap has no option for, set inside (after the user namespace exists, so the
   // process count is the run's own, not its user's) and for good: hard limits, and no capability
-  // to raise them. util-linux's prlimit exits 127 when the program is not found, as a shell does.
+  // to raise them.
   const limits: string[] = [];
   if (by.processes === 'rlimit') limits.push(`--nproc=${spec.processes}:${spec.processes}`);
   if (by.memory === 'rlimit') limits.push(`--data=${spec.memoryBytes}:${spec.memoryBytes}`);
+  // The signals the runner's start ignored (so a time-out does not end bwrap) are the command's again.
+  a.push('env', '--default-signal=TERM,INT,HUP');
   if (limits.length > 0) a.push('prlimit', ...limits, '--');
-  a.push(...argv);
+  // Started by a shell, as an unsandboxed run is: a missing program is reported the same way.
+  a.push('/bin/sh', '-c', 'exec "$@"', 'avfs-exec', ...argv);
   return a;
 }

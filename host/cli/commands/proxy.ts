@@ -31,4 +31,11 @@ export function register(program: Command, act: Act): void {
     'avfs proxy exec --json -- npm test',
     'avfs --vault task-1 proxy exec --keep-mount --shell "git add -A && git commit -m wip"',
   );
+  example(
+    program
+      .command('doctor')
+      .description('whether commands can be sandboxed here (bubblewrap, user namespaces, process and memory limits), and why not')
+      .action(act('proxy.doctor')),
+    'avfs doctor --json',
+  );
 }
