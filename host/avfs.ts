@@ -20,8 +20,11 @@ process.stderr.on('error', dieOfBrokenPipe);
 main(process.argv.slice(2)).then(
   ({ code, exitWhenDone }) => {
     process.exitCode = code;
-    // stdout and stderr are synchronous for files and pipes on Linux: nothing is lost by exiting now.
-    if (exitWhenDone) process.exit(code);
+    if (!exitWhenDone) return;
+    // Writes to a pipe whose reader is slower than us are queued (a pipe holds 64 KiB): exiting
+    // before they are flushed cut an envelope of a run with a large output at 64 KiB.
+    const flushed = (s: NodeJS.WriteStream) => new Promise<void>((r) => (s.writableLength > 0 ? s.write('', () => r()) : r()));
+    void Promise.all([flushed(process.stdout), flushed(process.stderr)]).then(() => process.exit(code));
   },
   (e: unknown) => {
     process.stderr.write(`avfs: internal error: ${String(e)}\n`);

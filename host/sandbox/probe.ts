@@ -9,9 +9,9 @@ import { delimiter, join } from 'node:path';
 
 export type SandboxSupport = { ok: true; bwrap: string; version: string; userns: boolean } | { ok: false; reason: string; bwrap: string | null };
 
-/** bwrap on PATH (then the usual places): where it is, or null. */
+/** bwrap on PATH: where it is, or null. */
 function findBwrap(): string | null {
-  const dirs = [...(process.env.PATH ?? '').split(delimiter).filter(Boolean), '/usr/bin', '/bin', '/usr/local/bin'];
+  const dirs = (process.env.PATH ?? '').split(delimiter).filter(Boolean);
   for (const d of dirs) {
     const p = join(d, 'bwrap');
     try {
