@@ -61,6 +61,8 @@ export class Ctx implements vscode.Disposable {
       this.approvals.onDidChange(() => {
         const count = this.approvals.pending().length;
         this.statusBar.setPending(count);
+        // The AVFS icon in the activity bar counts them too, whether or not the view is open.
+        this.tree.view.badge = count > 0 ? { value: count, tooltip: count === 1 ? '1 approval request waiting' : `${count} approval requests waiting` } : undefined;
         // The palette offers Approve Once / Always Allow / Deny only while something waits.
         void vscode.commands.executeCommand('setContext', PENDING_APPROVALS_CONTEXT, count > 0);
         this.tree.refresh();

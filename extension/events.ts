@@ -2,6 +2,7 @@
 // were created, changed or deleted (open editors and the Explorer follow those), and whether the
 // whole tree must be re-read (a restore, an import, or more changes than the host listed). Pure:
 // unit-tested under node:test.
+import { isJournalOp, type JournalOp } from '../host/protocol/changes';
 import type { VaultChanged } from './client/hostClient';
 
 export type FileChangeKind = 'created' | 'changed' | 'deleted';
@@ -20,46 +21,95 @@ export interface ChangeImpact {
   checkpoints: boolean;
 }
 
-/** Journal operations that replace more than the paths they name. */
-const WHOLE_TREE_OPS = new Set(['checkpoint_restore', 'import', 'fork_flatten']);
+/** What one journal operation means for the editor's view of the vault's files. */
+type Effect = 'created' | 'copied' | 'deleted' | 'renamed' | 'changed' | 'whole_tree' | 'checkpoints' | 'none';
+
+/** Exhaustive over the protocol's JournalOp: a new operation does not compile until it is placed here. */
+function effectOf(op: JournalOp): Effect {
+  switch (op) {
+    case 'create':
+    case 'mknod':
+    case 'mkdir':
+    case 'symlink':
+    case 'link':
+      return 'created';
+    case 'copy':
+      return 'copied';
+    case 'unlink':
+    case 'rmdir':
+      return 'deleted';
+    case 'rename':
+      return 'renamed';
+    case 'write':
+    case 'append':
+    case 'truncate':
+    case 'setattr':
+      return 'changed';
+    // Replace more than the paths they name (an import names its root).
+    case 'import':
+    case 'checkpoint_restore':
+    case 'fork_flatten':
+      return 'whole_tree';
+    case 'checkpoint_save':
+    case 'checkpoint_delete':
+      return 'checkpoints';
+    case 'fork_create':
+    case 'quota_set':
+    case 'quota_clear':
+    case 'exec_request':
+    case 'exec_denied':
+    case 'exec_approval':
+    case 'exec_result':
+    case 'exec_failed':
+      return 'none';
+    default:
+      return op satisfies never;
+  }
+}
 
 export function impactOf(event: VaultChanged): ChangeImpact {
   const files: FileChange[] = [];
   let wholeTree = event.truncated || event.kind === 'created' || event.kind === 'deleted';
+  let checkpoints = event.kind === 'checkpoints';
   const add = (kind: FileChangeKind, path: string | null) => {
     if (path !== null) files.push({ kind, path });
   };
   for (const c of event.changes) {
-    if (WHOLE_TREE_OPS.has(c.op)) wholeTree = true;
-    switch (c.op) {
-      case 'create':
-      case 'mkdir':
-      case 'symlink':
-      case 'link':
-      case 'import':
+    // An operation of another avfs version: whatever it names may have changed.
+    const effect = isJournalOp(c.op) ? effectOf(c.op) : 'changed';
+    switch (effect) {
+      case 'created':
         add('created', c.path);
         break;
-      case 'copy':
+      case 'copied':
         // path: the source, path2: the new copy.
         add('created', c.path2);
         break;
-      case 'unlink':
-      case 'rmdir':
+      case 'deleted':
         add('deleted', c.path);
         break;
-      case 'rename':
+      case 'renamed':
         add('deleted', c.path);
         add('created', c.path2);
         break;
-      default:
-        // write, append, truncate, setattr, and operations this version does not know yet.
+      case 'changed':
         add('changed', c.path);
         add('changed', c.path2);
+        break;
+      case 'whole_tree':
+        wholeTree = true;
+        add('created', c.path);
+        if (c.op === 'checkpoint_restore') checkpoints = true;
+        break;
+      case 'checkpoints':
+        checkpoints = true;
+        break;
+      case 'none':
+        break;
     }
   }
   // A deleted vault: everything under its root is gone.
   if (event.kind === 'deleted') files.push({ kind: 'deleted', path: '/' });
-  const checkpoints = event.kind === 'checkpoints' || event.changes.some((c) => c.op.startsWith('checkpoint_'));
   return { vault: event.vault, files: dedupe(files), wholeTree, checkpoints };
 }
 

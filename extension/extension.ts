@@ -18,6 +18,7 @@ export interface AvfsTestApi {
 }
 
 export function activate(context: vscode.ExtensionContext): AvfsTestApi {
+  const started = performance.now();
   try {
     ctx = new Ctx(context);
     context.subscriptions.push(...registerCommands(ctx));
@@ -28,8 +29,14 @@ export function activate(context: vscode.ExtensionContext): AvfsTestApi {
   }
   const { version } = context.extension.packageJSON as { version: string };
   const ui = vscode.env.uiKind === vscode.UIKind.Web ? 'web' : 'desktop';
-  ctx.log.info(`AVFS ${version} activated (VS Code ${vscode.version}, ${ui}, extension host on Node ${process.version})`);
   if (config.showViewOnStartup()) void vscode.commands.executeCommand('workbench.view.extension.avfs');
+  // Activated on startup, so that the window is an approver before an agent asks: it joins the
+  // running host or starts one, asynchronously (activate() returns first; the window waits for
+  // nothing). In Restricted Mode nothing starts.
+  const current = ctx;
+  setImmediate(() => current.host.ensureStarted());
+  const ms = performance.now() - started;
+  ctx.log.info(`AVFS ${version} activated in ${ms.toFixed(1)} ms (VS Code ${vscode.version}, ${ui}, extension host on Node ${process.version})`);
   return { host: ctx.host, tree: ctx.tree, approvals: ctx.approvals, executions: ctx.executions, logUri: context.logUri };
 }
 

@@ -38,6 +38,33 @@ const common = {
  * command runs. Reading and compiling the whole 2 MB at every start costs more than a bare Node
  * start does, so `avfs --version` could not be cheap otherwise.
  */
+/**
+ * `avfs mcp`'s server (host/mcp/, with the MCP SDK) is dist/avfs-mcp.js, required by its handler
+ * when it runs: the SDK would otherwise weigh on every command's load of the core.
+ */
+const mcpOutside = {
+  name: 'avfs-mcp-outside',
+  setup(b) {
+    b.onResolve({ filter: /^\.\.\/\.\.\/mcp\/server$/ }, (args) =>
+      args.importer.endsWith(join('host', 'cli', 'handlers', 'mcp.ts')) ? { path: './avfs-mcp.js', external: true } : undefined,
+    );
+  },
+};
+
+/**
+ * The MCP SDK's CommonJS build, not its ES modules: bundled as ES modules beside avfs's lazily
+ * loaded modules (import() lowered to require), the SDK's schemas run before zod's classes are
+ * initialised ("Class is not a constructor"). Its CommonJS build requires zod's own CommonJS build.
+ */
+const mcpSdkCommonJs = {
+  name: 'mcp-sdk-commonjs',
+  setup(b) {
+    b.onResolve({ filter: /^@modelcontextprotocol\/sdk\// }, (args) =>
+      args.pluginData === 'commonjs' ? undefined : b.resolve(args.path, { kind: 'require-call', resolveDir: args.resolveDir, pluginData: 'commonjs' }),
+    );
+  },
+};
+
 const coreOutside = {
   name: 'avfs-core-outside',
   setup(b) {
@@ -167,8 +194,10 @@ export async function buildProduct({ outdir = dist, production = false } = {}) {
     plugins: [coreOutside, zodTrimmed],
   });
   chmodSync(join(outdir, 'avfs.js'), 0o755);
-  await build({ ...options, entryPoints: [join(root, 'host/cli/core.ts')], outfile: join(outdir, 'avfs-core.js'), plugins: [zodTrimmed] });
-  await build({ ...options, entryPoints: [join(root, 'host/cli/core.ts')], outfile: join(outdir, 'avfs-policy.js'), plugins: [policyAreaOnly, zodTrimmed] });
+  await build({ ...options, entryPoints: [join(root, 'host/cli/core.ts')], outfile: join(outdir, 'avfs-core.js'), plugins: [mcpOutside, zodTrimmed] });
+  await build({ ...options, entryPoints: [join(root, 'host/cli/core.ts')], outfile: join(outdir, 'avfs-policy.js'), plugins: [policyAreaOnly, mcpOutside, zodTrimmed] });
+  // `avfs mcp`'s server (see mcpOutside).
+  await build({ ...options, entryPoints: [join(root, 'host/mcp/server.ts')], outfile: join(outdir, 'avfs-mcp.js'), plugins: [mcpSdkCommonJs, zodTrimmed] });
   for (const core of ['avfs-core.js', 'avfs-policy.js']) asciiOnly(join(outdir, core));
   // The process that starts the vault host's commands (host/proxy/runnerClient.ts).
   await build({ ...options, entryPoints: [join(root, 'host/proxy/runnerProcess.ts')], outfile: join(outdir, 'avfs-runner.js') });

@@ -5,12 +5,15 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cliReference } from '../host/cli/reference';
+import { mcpToolsDoc } from '../host/mcp/docs';
 import { generatedDocs } from '../host/protocol/docs';
 
 const root = join(__dirname, '..');
-for (const [rel, text] of Object.entries({ ...generatedDocs(), 'docs/cli.md': cliReference() })) {
-  const file = join(root, rel);
-  mkdirSync(join(file, '..'), { recursive: true });
-  writeFileSync(file, text);
-  console.log(`wrote ${rel}`);
-}
+void (async () => {
+  for (const [rel, text] of Object.entries({ ...generatedDocs(), 'docs/cli.md': cliReference(), 'docs/schema/mcp-tools.json': await mcpToolsDoc() })) {
+    const file = join(root, rel);
+    mkdirSync(join(file, '..'), { recursive: true });
+    writeFileSync(file, text);
+    console.log(`wrote ${rel}`);
+  }
+})();

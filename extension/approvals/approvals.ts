@@ -1,6 +1,6 @@
 // Approvals in the editor. The host puts each `approval/request` to this window (hostClient's
-// onApprovalRequest); it becomes a warning notification naming the command, the vault and why
-// (Approve Once / Always Allow… / Deny; closing it is Deny), one at a time: the others wait in
+// onApprovalRequest); it becomes a warning notification naming the command, the vault and, in a few
+// words, why (Approve Once / Always Allow… / Deny / Review…; closing it is Deny), one at a time: the others wait in
 // the queue, counted in the status bar and listed under "Pending Approvals" in the Vaults view,
 // where each can be answered too. "Always Allow…" shows the rule it adds (a modal) before adding
 // it. A request settled elsewhere (another window, `avfs approve`, the host's time-out) leaves the
@@ -154,7 +154,8 @@ export class ApprovalCenter implements vscode.Disposable {
     // `showing` stays this request's until it is answered (or settled elsewhere): while a modal of
     // its own is open (Review…, Always Allow…), a new request must not put up a second one for it.
     const review = needsReview(req);
-    const buttons = review ? [REVIEW, DENY] : [APPROVE_ONCE, ALWAYS_ALLOW, DENY];
+    // The details (every category, the rule, each part's reason) are one click away in Review….
+    const buttons = review ? [REVIEW, DENY] : [APPROVE_ONCE, ALWAYS_ALLOW, DENY, REVIEW];
     let pick = await vscode.window.showWarningMessage(approvalMessage(req, this.queue.size - 1), ...buttons);
     if (this.stale(req, pick)) return;
     if (pick === REVIEW) {

@@ -2,6 +2,7 @@
 // order asked), what each notification and the "Always Allow" confirmation say, and how a request
 // ended. Pure (no `vscode` import): unit-tested under node:test; approvals.ts puts it on screen.
 import type { ApprovalAnswerKind, ApprovalRecord, ApprovalRequest } from '../../host/protocol/exec';
+import type { Category } from '../../host/protocol/policy';
 import { markdownCodeBlock, markdownText, plainText, plural } from '../format';
 
 /** The buttons of an approval notification, in order, and what each answers. */
@@ -115,30 +116,62 @@ export function reviewConfirmation(req: ApprovalRequest): { message: string; det
     '',
     plainText(req.command.replace(/\r?\n/g, ' ⏎ ')),
     '',
-    `It needs approval: ${plainText(categoriesText(req))}.`,
+    `It needs approval: ${plainText(categoriesText(req))} (rule ${plainText(req.rule)}).`,
     ...(parts.length ? ['', `${parts.length === 1 ? 'The part that asks' : `The ${parts.length} parts that ask`}:`, ...parts.map((p) => `  • ${plainText(oneLine(p.command))} — ${plainText(withoutCommand(p.reason, p.command))}`)] : ['', plainText(req.reason)]),
   ];
   return { message: `Approve this command of an agent in vault ${plainText(req.vault)}?`, detail: lines.join('\n') };
 }
 
+/** Each category in the few words a person reads at a glance ("… in vault demo: reaches the network."). */
+const HEADLINES: Record<Category, string> = {
+  networked: 'reaches the network',
+  opaque_code: 'runs downloaded or decoded code',
+  privilege: 'escalates privilege',
+  host_escape: 'reaches outside the vault',
+  persistence: 'plants code that runs later',
+  destructive: 'deletes data in bulk',
+  package_install: 'installs packages',
+  vcs_remote: 'publishes to a remote',
+  container: 'drives a container engine',
+  system: 'affects host processes',
+  resource_exhaustion: 'may exhaust the machine',
+  obfuscation: 'runs a program the policy cannot name',
+  code_execution: 'runs code the policy does not read',
+  interactive: 'waits for a terminal',
+  unknown: 'does something the policy cannot see into',
+  mutating: 'changes files',
+  read_only: 'only reads',
+};
+/** The order the headline names them in: what matters most to a person first. */
+const HEADLINE_ORDER = Object.keys(HEADLINES) as Category[];
+
 /**
- * The notification's text: the command, the vault, and why it needs approval (a non-modal
- * notification shows no detail, so everything is in the message). `waiting` counts the others.
+ * Why it asks, in one short clause: the categories of the parts that asked (else of the whole
+ * command), the two that matter most, in words ("reaches the network and publishes to a remote").
+ * The rest (every category, the rule, the parts and their reasons) is in Review… and the tooltip.
  */
-export function approvalMessage(req: ApprovalRequest, waiting: number): string {
-  const where = req.cwd && req.cwd !== '/' ? ` (in ${plainText(req.cwd)})` : '';
-  const more = waiting > 0 ? ` ${plural(waiting, 'more request')} waiting.` : '';
-  const review = needsReview(req) ? ' Review it to see all of it before answering.' : '';
-  return `An agent wants to run \`${shownCommand(req.command)}\` in vault ${plainText(req.vault)}${where}. It needs approval: ${plainText(categoriesText(req))} — ${plainText(whyAsked(req))}.${review}${more}`.replace(/\.\.(\s|$)/g, '.$1');
+export function headline(req: Pick<ApprovalRequest, 'categories' | 'parts'>): string {
+  const asked = new Set(askingParts(req).flatMap((p) => p.categories));
+  const from = asked.size ? asked : new Set(req.categories);
+  const phrases = HEADLINE_ORDER.filter((c) => from.has(c)).map((c) => HEADLINES[c]);
+  return phrases.length ? phrases.slice(0, 2).join(' and ') : 'needs approval';
 }
 
 /**
- * Why it asks, in words: the reasons of the parts that asked (the decision's own reason repeats
- * the command before them), else the decision's reason.
+ * The notification's text, read in two seconds: who, what, where, and the one thing that makes it
+ * ask ("Agent wants to run `git push origin main` in vault web-app: reaches the network and
+ * publishes to a remote."). `waiting` counts the others.
  */
-export function whyAsked(req: Pick<ApprovalRequest, 'parts' | 'reason'>): string {
-  const reasons = askingParts(req).map((p) => withoutCommand(p.reason, p.command));
-  return reasons.length ? [...new Set(reasons)].join('; ') : req.reason;
+export function approvalMessage(req: ApprovalRequest, waiting: number): string {
+  const more = waiting > 0 ? ` ${plural(waiting, 'more request')} waiting.` : '';
+  const review = needsReview(req) ? ' Review it to see all of it before answering.' : '';
+  return `Agent wants to run \`${shownCommand(req.command)}\` in vault ${plainText(req.vault)}: ${headline(req)}.${review}${more}`;
+}
+
+/** Why it asks, one line per part that asked ("curl -s x.io — curl talks to the network"), else the decision's reason. */
+function whyAsked(req: Pick<ApprovalRequest, 'parts' | 'reason'>): string[] {
+  const parts = askingParts(req);
+  return parts.length ? parts.map((p) => `${oneLine(p.command)} — ${withoutCommand(p.reason, p.command)}`) : [req.reason];
 }
 
 /**
@@ -204,7 +237,9 @@ export function approvalRow(req: ApprovalRequest): { label: string; description:
       '',
       markdownCodeBlock(req.command),
       '',
-      `Needs approval: ${markdownText(`${categoriesText(req)} — ${whyAsked(req)}`)}`,
+      `Needs approval: ${markdownText(categoriesText(req))} (rule ${markdownText(req.rule)})`,
+      '',
+      ...whyAsked(req).map((why) => `- ${markdownText(why)}`),
       '',
       markdownText(`Asked by ${req.surface} at ${req.requested_at}`),
     ].join('\n'),

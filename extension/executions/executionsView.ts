@@ -9,7 +9,7 @@
 // Messages are validated on both sides (webview/protocol.ts).
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
-import { ExecHistory } from '../../host/daemon/execHistory';
+import { ExecHistory } from '../../host/protocol/execHistory';
 import { NOTIFICATIONS } from '../../host/protocol/host';
 import { FromWebview, type ToWebview, ToWebview as ToWebviewSchema } from '../../webview/protocol';
 import type { Ctx } from '../ctx';

@@ -9,6 +9,7 @@ import { CliContext, type CliIo } from './context';
 import type { checkpointHandlers } from './handlers/checkpoint';
 import type { fileHandlers } from './handlers/files';
 import type { hostHandlers } from './handlers/host';
+import type { mcpHandlers } from './handlers/mcp';
 import type { mountHandlers } from './handlers/mount';
 import type { policyHandlers } from './handlers/policy';
 import type { proxyHandlers } from './handlers/proxy';
@@ -26,7 +27,7 @@ export async function settleOrphanedRun(argv: string[]): Promise<void> {
 }
 
 type Handlers = typeof vaultHandlers & typeof fileHandlers & typeof storeHandlers & typeof checkpointHandlers &
-  typeof mountHandlers & typeof policyHandlers & typeof proxyHandlers & typeof hostHandlers;
+  typeof mountHandlers & typeof policyHandlers & typeof proxyHandlers & typeof hostHandlers & typeof mcpHandlers;
 export type HandlerName = keyof Handlers;
 type Handler = (ctx: CliContext, ...a: unknown[]) => unknown;
 
@@ -52,6 +53,7 @@ async function handlersOf(area: string): Promise<Record<string, unknown>> {
     case 'policy': return (await import('./handlers/policy')).policyHandlers;
     case 'proxy': return (await import('./handlers/proxy')).proxyHandlers;
     case 'host': return (await import('./handlers/host')).hostHandlers;
+    case 'mcp': return (await import('./handlers/mcp')).mcpHandlers;
   }
   return {};
 }

@@ -11,6 +11,7 @@ import { VERSION } from '../version';
 import * as checkpoint from './commands/checkpoint';
 import * as files from './commands/files';
 import * as host from './commands/host';
+import * as mcp from './commands/mcp';
 import * as mount from './commands/mount';
 import * as policy from './commands/policy';
 import * as proxy from './commands/proxy';
@@ -44,7 +45,7 @@ export function buildProgram(act: Act): Command {
     .option('--vault <name>', 'act on this vault instead of the current one')
     .showSuggestionAfterError(true)
     .exitOverride();
-  for (const m of [vault, files, store, checkpoint, mount, policy, proxy, host]) m.register(program, act);
+  for (const m of [vault, files, store, checkpoint, mount, policy, proxy, host, mcp]) m.register(program, act);
   program.commands.forEach(function override(c: Command) {
     c.exitOverride();
     c.commands.forEach(override);

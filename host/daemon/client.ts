@@ -4,14 +4,14 @@
  * that crashed (its record is cleared on the way), means the caller works in-process.
  */
 import { connect, type Socket } from 'node:net';
-import { createMessageConnection, ErrorCodes, type MessageConnection, ResponseError, SocketMessageReader, CancellationTokenSource } from 'vscode-jsonrpc/node';
+import { createMessageConnection, ErrorCodes, type MessageConnection, ResponseError, CancellationTokenSource } from 'vscode-jsonrpc/node';
 import type { z } from 'zod';
 import { AvfsError } from '../protocol/errors';
 import { HOST_METHODS, type HostMethodName } from '../protocol/host';
 import type { MethodName, MethodParams, MethodResult } from '../protocol/methods';
 import type { HomeDir } from '../store/homeDir';
 import { type HostRecord, readHost } from './lock';
-import { FrameWriter } from './frames';
+import { FrameReader, FrameWriter } from './frames';
 import { fromRpcError } from './rpcErrors';
 
 export interface HostClient {
@@ -80,11 +80,20 @@ export async function connectHost(home: HomeDir, opts: ConnectOptions): Promise<
   if (!host) return undefined;
   const socket = await openSocket(host.socket, opts.timeoutMs ?? 2000);
   if (!socket) return undefined;
-  const conn = createMessageConnection(new SocketMessageReader(socket), new FrameWriter(socket));
+  const reader = new FrameReader(socket);
+  const conn = createMessageConnection(reader, new FrameWriter(socket));
   opts.setup?.(conn);
-  // A host that dies mid-call closes the socket without answering: disposing the connection fails
-  // the calls in flight (OwnerDied, below). Left pending, they would let this process end quietly, exit 0.
-  conn.onClose(() => conn.dispose());
+  // A host that dies mid-call (mid-message too) closes the socket without answering: disposing the
+  // connection fails the calls in flight (OwnerDied, below) and the reader holds no timer, so this
+  // process ends. Left pending, the calls would let it end quietly, exit 0.
+  conn.onClose(() => {
+    conn.dispose();
+    socket.destroy();
+  });
+  // What the host sends that this side cannot read loses the connection: nothing more can be trusted.
+  reader.onRefused((r) => {
+    if (r.fatal) socket.destroy();
+  });
   conn.listen();
   const close = () => {
     conn.dispose();

@@ -3,13 +3,14 @@
  * claimed with O_EXCL, so two hosts cannot both start. A record whose process is gone (the host
  * crashed, or was killed) is stale: the next host, or a CLI call, removes it and its socket.
  */
-import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { linkSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { AvfsError } from '../protocol/errors';
 import { pidAlive } from '../fuse/liveness';
 import type { HomeDir } from '../store/homeDir';
-import { unixSocketPath } from '../store/socketPath';
+import { isOwnSocket, unixSocketPath } from '../store/socketPath';
+import { makePrivateDir, writePrivateFile } from '../store/privateFs';
 
 export const HostRecord = z.object({ pid: z.number().int(), socket: z.string(), started_at: z.string(), version: z.string() });
 export type HostRecord = z.infer<typeof HostRecord>;
@@ -43,8 +44,19 @@ export function readHost(home: HomeDir): HostRecord | undefined {
   return undefined;
 }
 
+/**
+ * Clears the record of a host that died, and its socket only when it is provably that host's: the
+ * path this home's socket has, and a socket of this user's there. A record naming anything else
+ * (forged, or from another home) deletes nothing but itself.
+ */
 function clearStale(home: HomeDir, rec: HostRecord): void {
-  rmSync(rec.socket, { force: true });
+  let own = false;
+  try {
+    own = rec.socket === socketPath(home) && isOwnSocket(rec.socket);
+  } catch {
+    /* no private socket directory: nothing of ours to remove */
+  }
+  if (own) rmSync(rec.socket, { force: true });
   rmSync(hostFile(home), { force: true });
 }
 
@@ -54,9 +66,9 @@ function clearStale(home: HomeDir, rec: HostRecord): void {
  * so readers never see half a record and two hosts can never both succeed.
  */
 export function claimHome(home: HomeDir, rec: HostRecord): () => void {
-  mkdirSync(home.dir, { recursive: true });
+  makePrivateDir(home.dir);
   const mine = `${hostFile(home)}.${rec.pid}`;
-  writeFileSync(mine, JSON.stringify(rec, null, 2) + '\n', { mode: 0o600 });
+  writePrivateFile(mine, JSON.stringify(rec, null, 2) + '\n');
   try {
     for (let attempt = 0; ; attempt++) {
       try {

@@ -16,7 +16,6 @@ import {
   ErrorCodes,
   type MessageConnection,
   ResponseError,
-  StreamMessageReader,
 } from 'vscode-jsonrpc/node';
 import type { z } from 'zod';
 import { AvfsError, toAvfsError } from '../protocol/errors';
@@ -34,8 +33,8 @@ import type { AvfsHome } from '../store/home';
 import { VERSION } from '../version';
 import { ApprovalBroker } from './broker';
 import { ChangeWatcher } from './events';
-import { ExecHistory } from './execHistory';
-import { FrameError, FrameGuard, FrameWriter } from './frames';
+import { ExecHistory } from '../protocol/execHistory';
+import { errorFrame, FRAME_TIMEOUT_MS, FrameReader, FrameWriter } from './frames';
 import { claimHome, socketPath } from './lock';
 import { listenOwnerOnly } from '../store/socketPath';
 import { rpcError } from './rpcErrors';
@@ -52,6 +51,8 @@ export interface HostOptions {
   /** Also serve the parent on stdin/stdout; the host stops when that stream ends. */
   stdio?: boolean;
   approvalTimeoutMs?: number;
+  /** A socket connection that does not say client/hello, or a message not sent whole, within this is closed (default 30 s). */
+  slowClientTimeoutMs?: number;
   log?: (level: 'info' | 'warn' | 'error', message: string) => void;
 }
 
@@ -63,7 +64,12 @@ interface Client {
   approver: boolean | 'own';
   conn: MessageConnection;
   connectedAt: string;
+  /** Called when it says client/hello. */
+  introduced?: () => void;
 }
+
+/** Connections the socket takes at once (each is cheap; this bounds what idle ones can hold). */
+const MAX_CONNECTIONS = 256;
 
 export class VaultHost {
   private readonly clients = new Map<string, Client>();
@@ -111,6 +117,7 @@ export class VaultHost {
       // The operation threads and the command runner start with the host: the first call finds them ready.
       await Promise.all([this.pool.start(), this.runner.start()]);
       this.server = createServer((s) => this.accept(s, s, s, 'socket'));
+      this.server.maxConnections = MAX_CONNECTIONS;
       await listenOwnerOnly(this.server, this.socket);
       this.watcher = new ChangeWatcher(this.opts.home, (n) => this.notify('vault/changed', n), (m) => this.log('warn', m));
       this.watcher.start();
@@ -155,37 +162,44 @@ export class VaultHost {
 
   private accept(input: NodeJS.ReadableStream, output: NodeJS.WritableStream, socket: Socket | undefined, via: string): void {
     const id = randomUUID();
-    const guard = new FrameGuard();
-    const conn = createMessageConnection(new StreamMessageReader(input.pipe(guard)), new FrameWriter(output));
+    const timeoutMs = this.opts.slowClientTimeoutMs ?? FRAME_TIMEOUT_MS;
+    const reader = new FrameReader(input, { frameTimeoutMs: timeoutMs });
+    const conn = createMessageConnection(reader, new FrameWriter(output));
     const client: Client = { id, name: `${via} client`, kind: 'other', approver: false, conn, connectedAt: new Date().toISOString() };
     if (socket) this.sockets.add(socket);
     let closed = false;
     const drop = (why: string) => {
       if (closed) return;
       closed = true;
+      clearTimeout(helloTimer);
       this.clients.delete(id);
       this.log('info', `client ${client.name} disconnected (${why})`);
       // Its runs are stopped as a cancelled request would be; other clients' runs go on.
       for (const r of this.runs.values()) if (r.client === id) r.cancel.abort();
       conn.dispose();
-      // end(), not destroy(): a last error answer still reaches the client.
+      // end(), not destroy(): a last error answer still reaches the client; destroyed soon after
+      // if it does not read it.
       socket?.end();
+      socket?.setTimeout(1000, () => socket.destroy());
       if (socket) this.sockets.delete(socket);
       if (via === 'stdio') void this.stop('the parent disconnected');
     };
     /**
-     * Answers a message it cannot read once, as JSON-RPC does (id null), then stops reading this
-     * client. Written straight to the stream: the connection is closing already, and its writer
-     * would queue the answer behind the close.
+     * Answers a message it cannot read with a JSON-RPC error (id null unless the message had a
+     * valid one); when the framing is lost, stops reading this client. Written straight to the
+     * stream: the connection may be closing already, and its writer would queue the answer behind
+     * the close.
      */
-    const refuse = (code: number, message: string) => {
+    reader.onRefused((r) => {
       if (closed) return;
-      const body = JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message: `avfs host: ${message}; closing this connection` } });
-      output.write(`Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`, () => undefined);
-      drop(message);
-    };
-    guard.on('error', (e: Error) => refuse(e instanceof FrameError && e.code === 'too_large' ? ErrorCodes.InvalidRequest : ErrorCodes.ParseError, e.message));
-    conn.onError(([e]) => refuse(ErrorCodes.ParseError, `unreadable message: ${e.message}`));
+      output.write(errorFrame({ ...r, message: `avfs host: ${r.message}${r.fatal ? '; closing this connection' : ''}` }), () => undefined);
+      if (r.fatal) drop(r.message);
+    });
+    // A connection that never introduces itself holds a place for nothing: closed after the timeout.
+    const helloTimer = socket && timeoutMs > 0 ? setTimeout(() => reader.refuse({ code: ErrorCodes.InvalidRequest, message: `no client/hello within ${timeoutMs} ms`, id: null, fatal: true }), timeoutMs) : undefined;
+    helloTimer?.unref();
+    client.introduced = () => clearTimeout(helloTimer);
+    conn.onError(([e]) => reader.refuse({ code: ErrorCodes.ParseError, message: `unreadable message: ${e.message}`, id: null, fatal: true }));
     conn.onClose(() => drop('closed'));
     socket?.on('error', () => drop('socket error'));
     this.register(client);
@@ -217,6 +231,7 @@ export class VaultHost {
       handle(m, HOST_METHODS[m].params as unknown as z.ZodType<z.output<(typeof HOST_METHODS)[M]["params"]>>, (p) => fn(p));
 
     hostMethod('client/hello', (p) => {
+      client.introduced?.();
       client.name = p.name;
       client.kind = p.kind;
       client.approver = p.approver;

@@ -6,13 +6,14 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { AvfsError } from '../protocol/errors';
 import type { AvfsHome } from '../store/home';
 import { unixSocketPath } from '../store/socketPath';
 import { mountEntry, mountTable, pidAlive, servedNow } from './liveness';
+import { makePrivateDir, writePrivateFile } from '../store/privateFs';
 
 export const MountRecord = z.object({
   vault: z.string(),
@@ -99,9 +100,9 @@ export class MountRegistry {
   }
 
   write(rec: MountRecord): void {
-    mkdirSync(this.dir, { recursive: true });
+    makePrivateDir(this.dir);
     const file = this.fileOf(rec.mountpoint);
-    writeFileSync(file + '.tmp', JSON.stringify(rec, null, 2) + '\n');
+    writePrivateFile(file + '.tmp', JSON.stringify(rec, null, 2) + '\n');
     // rename is atomic: a reader sees the old record or the new one.
     renameSync(file + '.tmp', file);
   }

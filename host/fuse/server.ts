@@ -5,11 +5,12 @@
  * on fd 3 once the kernel shows the mount ready (or why it failed); stopping it unmounts.
  */
 import { spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { AvfsError } from '../protocol/errors';
 import type { AvfsHome } from '../store/home';
 import { lazyUnmount, mountEntry, type MountRecord, MountRegistry, pidAlive } from './registry';
+import { makePrivateDir, openPrivate } from '../store/privateFs';
 
 export interface ServerOptions {
   readonly?: boolean;
@@ -29,9 +30,9 @@ function avfsScript(): string {
 /** Starts a detached mount server and resolves once the mount is ready (its first line on fd 3). */
 export async function startMountServer(home: AvfsHome, vault: string, mountpoint: string, opts: ServerOptions = {}): Promise<MountRecord> {
   const registry = new MountRegistry(home);
-  mkdirSync(registry.dir, { recursive: true });
+  makePrivateDir(registry.dir);
   const logFile = registry.logOf(mountpoint);
-  const logFd = openSync(logFile, 'a');
+  const logFd = openPrivate(logFile, 'a');
   const args = [...process.execArgv, avfsScript(), 'mount', vault, mountpoint, '--foreground', '--ready-fd', '3'];
   if (opts.readonly) args.push('--readonly');
   if (opts.allowOther) args.push('--allow-other');

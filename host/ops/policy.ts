@@ -3,9 +3,11 @@ import { homedir } from 'node:os';
 import { posix } from 'node:path';
 import { AvfsError } from '../protocol/errors';
 import { CATEGORIES, CATEGORY_DOCS, type EffectiveRule, type PolicyRulesReport, type RuleSet } from '../protocol/policy';
-import { builtinRuleSet, compileRules, describeMatch, parseRuleFile, ruleName, userRulesPath, VAULT_RULES_META_KEY } from '../policy/rules';
+import type { SandboxMode } from '../protocol/sandbox';
+import { builtinRuleSet, compileRules, describeMatch, parseRuleFile, ruleName, userRulesPath, VAULT_RULES_META_KEY, writeUserRules } from '../policy/rules';
 import { effectiveRuleSets } from '../policy/sources';
 import { decideOnce } from '../policy/engine';
+import { defaultSandboxMode } from '../sandbox/defaultMode';
 import { checkVaultPath, normalizePath } from '../vfs/paths';
 import type { OpsContext, OpsTable } from './context';
 import { writing } from './vaultAccess';
@@ -25,17 +27,28 @@ function absolute(name: string, value: string): string {
   return posix.normalize(value);
 }
 
-function rulesReport(ctx: OpsContext, sets: RuleSet[], vault: string | null): PolicyRulesReport {
-  const compiled = compileRules(sets);
+/** What `policy rules` says of a user file that `avfs policy` did not write as it is. */
+const CHANGED_OUTSIDE_NOTE = 'changed outside `avfs policy`: its rules can only tighten until you set them again with `avfs policy set-user-rules FILE`';
+
+function rulesReport(ctx: OpsContext, sets: RuleSet[], vault: string | null, mode: SandboxMode): PolicyRulesReport {
+  const compiled = compileRules(sets, mode);
   const present = (source: RuleSet['source']) => sets.find((s) => s.source === source);
+  const user = present('user');
   return {
     files: [
-      { source: 'builtin', origin: 'builtin', present: true, rules: builtinRuleSet().rules.length },
-      { source: 'user', origin: userRulesPath(ctx.home.dir), present: !!present('user'), rules: present('user')?.rules.length ?? 0 },
+      { source: 'builtin', origin: 'builtin', present: true, rules: builtinRuleSet(mode).rules.length },
+      {
+        source: 'user',
+        origin: userRulesPath(ctx.home.dir),
+        present: !!user,
+        rules: user?.rules.length ?? 0,
+        ...(user?.changedOutside ? { changed_outside: true, note: CHANGED_OUTSIDE_NOTE } : {}),
+      },
       ...(vault ? [{ source: 'vault' as const, origin: `vault:${vault}`, present: !!present('vault'), rules: present('vault')?.rules.length ?? 0 }] : []),
     ],
+    sandbox: mode,
     categories: CATEGORIES.map((c) => ({ category: c, action: compiled.categories[c].action, rule: compiled.categories[c].rule, doc: CATEGORY_DOCS[c] })),
-    rules: [builtinRuleSet(), ...sets].flatMap((set) =>
+    rules: [builtinRuleSet(mode), ...sets].flatMap((set) =>
       set.rules.map((r, i): EffectiveRule => {
         const name = ruleName(set, r, i);
         const overridden = r.category && compiled.categories[r.category].rule !== name;
@@ -47,7 +60,12 @@ function rulesReport(ctx: OpsContext, sets: RuleSet[], vault: string | null): Po
           action: r.action,
           reason: r.reason ?? '',
           ...(overridden ? { note: `overridden by ${compiled.categories[r.category!].rule}` } : {}),
-          ...(r.category && compiled.categories[r.category].note && set.source === 'vault' ? { note: compiled.categories[r.category].note } : {}),
+          ...(r.category && compiled.categories[r.category].note && set.source !== 'builtin' && compiled.categories[r.category].note!.startsWith(name + ' ')
+            ? { note: compiled.categories[r.category].note }
+            : {}),
+          ...(!r.category && set.source !== 'builtin' && (set.source === 'vault' || set.changedOutside) && r.action !== 'deny'
+            ? { note: `${set.source === 'vault' ? 'a vault rule' : 'a rule of a file changed outside `avfs policy`'} only raises a part's action, never lowers it` }
+            : {}),
         };
       }),
     ),
@@ -56,17 +74,33 @@ function rulesReport(ctx: OpsContext, sets: RuleSet[], vault: string | null): Po
 
 export const policyOps = {
   'policy/check': async (ctx, p) => {
+    // The probe runs while the rules are read.
+    const probe = p.sandbox !== undefined ? Promise.resolve(p.sandbox) : defaultSandboxMode();
     const mountpoint = absolute('mountpoint', p.mountpoint ?? DEFAULT_MOUNTPOINT);
     const inVault = normalizePath(checkVaultPath(absolute('cwd', p.cwd)));
     const cwd = inVault === '/' ? mountpoint : posix.join(mountpoint, inVault);
     const { sets, vault } = ruleSets(ctx, p.vault);
-    const decision = await decideOnce(ctx.engine, p.command, { mountpoint, cwd, home: homedir(), rules: sets });
-    return { ...decision, context: { mountpoint, cwd, vault, rule_files: sets.map((s) => s.origin) } };
+    const sandbox = await probe;
+    const decision = await decideOnce(ctx.engine, p.command, { mountpoint, cwd, home: homedir(), rules: sets, sandbox });
+    const changed = sets.filter((s) => s.changedOutside).map((s) => s.origin);
+    return { ...decision, context: { mountpoint, cwd, vault, rule_files: sets.map((s) => s.origin), sandbox, changed_outside: changed } };
   },
 
-  'policy/rules': (ctx, p) => {
+  'policy/rules': async (ctx, p) => {
+    const probe = p.sandbox !== undefined ? Promise.resolve(p.sandbox) : defaultSandboxMode();
     const { sets, vault } = ruleSets(ctx, p.vault);
-    return rulesReport(ctx, sets, vault);
+    return rulesReport(ctx, sets, vault, await probe);
+  },
+
+  'policy/setUserRules': (ctx, p) => {
+    const file = userRulesPath(ctx.home.dir);
+    if (p.rules === null) {
+      writeUserRules(ctx.home.dir, null);
+      return { file, action: 'cleared' as const, rules: 0, allow_checkpoint_never: false };
+    }
+    const set = parseRuleFile(p.rules, p.origin, 'user');
+    writeUserRules(ctx.home.dir, { rules: set.rules, ...(set.allowCheckpointNever ? { allow_checkpoint_never: true } : {}) });
+    return { file, action: 'set' as const, rules: set.rules.length, allow_checkpoint_never: set.allowCheckpointNever === true };
   },
 
   'policy/setVaultRules': (ctx, p) => {

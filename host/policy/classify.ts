@@ -93,7 +93,7 @@ export function classifyCommand(rawWords: Word[], text: string, stdin: Stdin, ju
   const handler = HANDLERS.get(prog);
   if (handler) handler(judged);
   else {
-    judged.add(['mutating'], `runs ${prog}, which is not known to be read-only`);
+    judged.add(['mutating', 'code_execution'], `runs ${prog}, a program the policy does not know (what it does is not on the line)`);
     judged.argumentPaths();
   }
   return judged.outcome();

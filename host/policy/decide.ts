@@ -33,8 +33,8 @@ export function decidePart(part: RawPart, policy: CompiledPolicy): DecisionPart 
   for (const f of part.findings) for (const c of f.categories) set.add(c);
   const categories = CATEGORIES.filter((c) => set.has(c));
   const line = part.argv.join(' ');
-  const matches: Pick[] = part.argv.length === 0 ? [] : policy.matchers.filter((m) => m.test(part.argv, line)).map(
-      (m) => ({ action: m.action, rule: m.name, reason: m.reason }));
+  const matches: (Pick & { tightenOnly: boolean })[] = part.argv.length === 0 ? [] : policy.matchers.filter((m) => m.test(part.argv, line)).map(
+      (m) => ({ action: m.action, rule: m.name, reason: m.reason, tightenOnly: m.tightenOnly }));
   const fromCategory = (c: Category): Pick => policy.categories[c];
   const guard = strictest(categories.filter((c) => GUARD_CATEGORIES.has(c)).map(fromCategory));
   const ordinary = strictest(categories.filter((c) => !GUARD_CATEGORIES.has(c)).map(fromCategory)) ?? { action: 'allow' as const,
@@ -43,8 +43,11 @@ export function decidePart(part: RawPart, policy: CompiledPolicy): DecisionPart 
   let chosen: Pick;
   if (deny) chosen = deny;
   else {
-    const base = strictest(matches) ?? ordinary;
+    const base = strictest(matches.filter((m) => !m.tightenOnly)) ?? ordinary;
     chosen = guard && strictness(guard.action) > strictness(base.action) ? guard : base;
+    // A vault's rules (or a changed user file's) raise the action, never lower it.
+    const raise = strictest(matches.filter((m) => m.tightenOnly));
+    if (raise && strictness(raise.action) > strictness(chosen.action)) chosen = raise;
   }
   const whys = [...new Set(part.findings.map((f) => f.why))];
   return {

@@ -5,6 +5,7 @@
  * docs/policy.md shows this table.
  */
 import type { Action, Category, PolicyRule } from '../protocol/policy';
+import type { SandboxMode } from '../protocol/sandbox';
 
 export const BUILTIN_CATEGORY_ACTIONS: Record<Category, { action: Action; reason: string }> = {
   read_only: { action: 'allow', reason: 'reading the workspace is safe' },
@@ -27,6 +28,20 @@ export const BUILTIN_CATEGORY_ACTIONS: Record<Category, { action: Action; reason
 };
 
 /**
+ * Without the sandbox (mode `none`, and a caller that does not say) code the policy does not read
+ * can do anything the user can: read secrets, write outside the vault, reach the network. Its
+ * checkpoint covers only the vault, so such code needs a person.
+ */
+const UNSANDBOXED: Partial<Record<Category, { action: Action; reason: string }>> = {
+  code_execution: { action: 'require_approval', reason: 'unsandboxed (--sandbox none): code the policy does not read can do anything you can, outside the vault too' },
+};
+
+/** The built-in action of each category for a run in `mode`. */
+export function builtinCategoryActions(mode: SandboxMode): Record<Category, { action: Action; reason: string }> {
+  return mode === 'workspace' ? BUILTIN_CATEGORY_ACTIONS : { ...BUILTIN_CATEGORY_ACTIONS, ...UNSANDBOXED };
+}
+
+/**
  * Categories whose action is a floor: an argv rule that allows a command cannot lower them
  * (only a category rule in the user's file can). `cat *` allowed still cannot read /etc/shadow.
  */
@@ -35,8 +50,8 @@ export const GUARD_CATEGORIES: ReadonlySet<Category> = new Set<Category>([
 ]);
 
 /** The built-in defaults as rules, so `avfs policy rules` can list them beside the user's. */
-export function builtinRules(): PolicyRule[] {
-  return (Object.entries(BUILTIN_CATEGORY_ACTIONS) as [Category, { action: Action; reason: string }][]).map(([category, { action, reason }]) => ({
+export function builtinRules(mode: SandboxMode = 'workspace'): PolicyRule[] {
+  return (Object.entries(builtinCategoryActions(mode)) as [Category, { action: Action; reason: string }][]).map(([category, { action, reason }]) => ({
     id: category,
     category,
     action,

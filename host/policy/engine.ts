@@ -9,7 +9,7 @@ import { type Decision, PolicyCommand, type RuleSet } from '../protocol/policy';
 import type { SandboxMode } from '../protocol/sandbox';
 import { combine, decidePart } from './decide';
 import { type BashParser, loadBashParser } from './parse';
-import { compileRules, type CompiledPolicy } from './rules';
+import { allowsCheckpointNever, compileRules, type CompiledPolicy } from './rules';
 import { ScriptWalker } from './script';
 
 export interface PolicyContext {
@@ -21,7 +21,10 @@ export interface PolicyContext {
   home?: string;
   /** User and vault rule sets; the built-in defaults always apply first. */
   rules: RuleSet[];
-  /** The isolation the run will get: code of unknown effect is judged by it (see protocol/sandbox.ts). */
+  /**
+   * The isolation the run will get: code of unknown effect is judged by it (see protocol/sandbox.ts).
+   * Absent means `none`: a caller that does not say the run is sandboxed gets the unsandboxed judgement.
+   */
   sandbox?: SandboxMode;
 }
 
@@ -33,6 +36,9 @@ function checkContext(ctx: PolicyContext): void {
   for (const [k, v] of [['mountpoint', ctx.mountpoint], ['cwd', ctx.cwd]] as const) {
     if (typeof v !== 'string' || !posix.isAbsolute(v)) throw new AvfsError('InvalidInput',
         `policy context ${k} must be an absolute path, got ${JSON.stringify(v)}`, { field: k });
+  }
+  if (ctx.sandbox !== undefined && ctx.sandbox !== 'workspace' && ctx.sandbox !== 'none') {
+    throw new AvfsError('InvalidInput', `policy context sandbox must be workspace or none, got ${JSON.stringify(ctx.sandbox)}`, { field: 'sandbox' });
   }
 }
 
@@ -65,19 +71,25 @@ function judge(parser: BashParser, policy: CompiledPolicy, cmd: PolicyCommand, c
   return combine(walker.parts.map((p) => decidePart(p, policy)));
 }
 
+/** The mode a context asks for: absent is `none` (fail closed). */
+export function sandboxOf(ctx: Pick<PolicyContext, 'sandbox'>): SandboxMode {
+  return ctx.sandbox === 'workspace' ? 'workspace' : 'none';
+}
+
 export async function createPolicyEngine(): Promise<PolicyEngine> {
   const parser = loadBashParser();
-  // Rule sets rarely change between calls: compile each array of sets once.
-  const compiled = new WeakMap<RuleSet[], CompiledPolicy>();
-  const defaults = compileRules([]);
+  // Rule sets rarely change between calls: compile each array of sets once per mode.
+  const compiled = { workspace: new WeakMap<RuleSet[], CompiledPolicy>(), none: new WeakMap<RuleSet[], CompiledPolicy>() };
+  const defaults = { workspace: compileRules([], 'workspace'), none: compileRules([], 'none') };
   return {
     decide(command, ctx) {
       checkContext(ctx);
       const cmd = PolicyCommand.parse(command);
-      let policy = ctx.rules.length === 0 ? defaults : compiled.get(ctx.rules);
+      const mode = sandboxOf(ctx);
+      let policy = ctx.rules.length === 0 ? defaults[mode] : compiled[mode].get(ctx.rules);
       if (!policy) {
-        policy = compileRules(ctx.rules);
-        compiled.set(ctx.rules, policy);
+        policy = compileRules(ctx.rules, mode);
+        compiled[mode].set(ctx.rules, policy);
       }
       return judge(parser, policy, cmd, ctx);
     },
@@ -96,7 +108,7 @@ export async function decideOnce(load: () => Promise<PolicyEngine>, command: Pol
   const cmd = PolicyCommand.parse(command);
   const plain = 'shell' in cmd ? plainArgv(cmd.shell) : undefined;
   try {
-    return judge(NO_PARSER, compileRules(ctx.rules), plain ? { argv: plain } : cmd, ctx);
+    return judge(NO_PARSER, compileRules(ctx.rules, sandboxOf(ctx)), plain ? { argv: plain } : cmd, ctx);
   } catch (e) {
     if (!(e instanceof NeedsParser)) throw e;
   }
@@ -130,4 +142,18 @@ export function plainArgv(text: string): string[] | undefined {
   const first = words[0];
   if (first === undefined || first.includes('=') || first.startsWith('%') || SHELL_WORDS.has(first)) return undefined;
   return words;
+}
+
+/**
+ * A run asked to skip its checkpoint (`--checkpoint never`): where the policy would take one
+ * (allow_with_checkpoint, or require_approval) and the user's own rules file does not say
+ * `"allow_checkpoint_never": true`, the run is denied (the agent cannot opt a run out of the
+ * undo the policy gives it). Otherwise the decision is unchanged.
+ */
+export function refuseCheckpointOptOut(decision: Decision, rules: RuleSet[]): Decision {
+  if (decision.action !== 'allow_with_checkpoint' && decision.action !== 'require_approval') return decision;
+  if (allowsCheckpointNever(rules)) return decision;
+  const reason = `--checkpoint never: the policy takes a checkpoint before this run (${decision.action}), and your rules do not allow skipping it ` +
+      '(set "allow_checkpoint_never": true in your policy.json with `avfs policy set-user-rules FILE`)';
+  return { ...decision, action: 'deny', rule: 'builtin:checkpoint', reason: `deny: ${reason}; ${decision.reason}` };
 }

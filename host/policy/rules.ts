@@ -3,18 +3,60 @@
  * naming the file and the field, never a silent fallback), and compiling rule sets into the
  * category table and argv matchers the decision uses.
  */
-import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import picomatch from 'picomatch';
 import { AvfsError } from '../protocol/errors';
 import { type Action, ACTIONS, CATEGORIES, type Category, type PolicyRule, PolicyRuleFile, type RuleSet, type RuleSourceKind } from '../protocol/policy';
-import { BUILTIN_CATEGORY_ACTIONS, builtinRules } from './defaults';
+import type { SandboxMode } from '../protocol/sandbox';
+import { builtinCategoryActions, builtinRules } from './defaults';
 
 export const USER_RULES_FILE = 'policy.json';
+/** The digest of the user's rules file as `avfs policy` last wrote it (`sha256:<hex>`). */
+export const USER_RULES_DIGEST_FILE = 'policy.json.sha256';
 export const VAULT_RULES_META_KEY = 'policy.rules';
 
 export function userRulesPath(avfsHome: string): string {
   return join(avfsHome, USER_RULES_FILE);
+}
+
+function digestOf(text: string): string {
+  return `sha256:${createHash('sha256').update(text).digest('hex')}`;
+}
+
+/** The digest `avfs policy` recorded when it last wrote the user's file, if any. */
+function recordedDigest(avfsHome: string): string | null {
+  try {
+    return readFileSync(join(avfsHome, USER_RULES_DIGEST_FILE), 'utf8').trim();
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Writes the user's rules file (validated) and records its digest: the only way rules a person
+ * sets reach the file. A file whose text no longer has that digest was changed by something
+ * else (an editor, or a script in a run) and its rules can only tighten until set again.
+ * `null` removes the file.
+ */
+export function writeUserRules(avfsHome: string, file: PolicyRuleFile | null): void {
+  const path = userRulesPath(avfsHome);
+  const digestPath = join(avfsHome, USER_RULES_DIGEST_FILE);
+  if (file === null) {
+    rmSync(path, { force: true });
+    rmSync(digestPath, { force: true });
+    return;
+  }
+  const text = JSON.stringify(PolicyRuleFile.parse({ version: 1, ...file }), null, 2) + '\n';
+  mkdirSync(avfsHome, { recursive: true, mode: 0o700 });
+  const put = (to: string, body: string) => {
+    const tmp = `${to}.${process.pid}.tmp`;
+    writeFileSync(tmp, body, { mode: 0o600 });
+    renameSync(tmp, to);
+  };
+  put(digestPath, digestOf(text) + '\n');
+  put(path, text);
 }
 
 export function strictness(a: Action): number {
@@ -39,7 +81,7 @@ export function parseRuleFile(text: string, origin: string, source: RuleSourceKi
     const field = issue.path.map(String).join('.');
     throw new AvfsError('PolicyFileInvalid', `${origin}: ${field || '(top level)'}: ${issue.message}`, { file: origin, field });
   }
-  return { source, origin, rules: r.data.rules };
+  return { source, origin, rules: r.data.rules, ...(r.data.allow_checkpoint_never ? { allowCheckpointNever: true } : {}) };
 }
 
 /** The user's rules file, or null when there is none. Unreadable or invalid files are errors. */
@@ -52,11 +94,23 @@ export function loadUserRules(avfsHome: string): RuleSet | null {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw new AvfsError('PolicyFileInvalid', `${file}: cannot read: ${(e as Error).message}`, { file, field: '' });
   }
-  return parseRuleFile(text, file, 'user');
+  const set = parseRuleFile(text, file, 'user');
+  if (recordedDigest(avfsHome) !== digestOf(text)) set.changedOutside = true;
+  return set;
 }
 
-export function builtinRuleSet(): RuleSet {
-  return { source: 'builtin', origin: 'builtin', rules: builtinRules() };
+/** A set whose rules may only make decisions stricter: a vault's, or a user file changed outside `avfs policy`. */
+export function tightenOnly(set: RuleSet): boolean {
+  return set.source === 'vault' || set.changedOutside === true;
+}
+
+/** Whether the user's own (unchanged) file lets a run skip the checkpoint the policy asks for. */
+export function allowsCheckpointNever(sets: RuleSet[]): boolean {
+  return sets.some((s) => s.source === 'user' && !s.changedOutside && s.allowCheckpointNever === true);
+}
+
+export function builtinRuleSet(mode: SandboxMode = 'workspace'): RuleSet {
+  return { source: 'builtin', origin: 'builtin', rules: builtinRules(mode) };
 }
 
 export function ruleName(set: RuleSet, rule: PolicyRule, index: number): string {
@@ -75,7 +129,7 @@ export interface CategoryEntry {
   action: Action;
   rule: string;
   reason: string;
-  /** Set when a vault rule tried to loosen the user's action and was held to it. */
+  /** Set when a vault rule (or a changed user file's) tried to loosen the action and was held to it. */
   note?: string;
 }
 
@@ -84,6 +138,8 @@ export interface ArgvMatcher {
   source: RuleSourceKind;
   action: Action;
   reason: string;
+  /** From a vault's rules or a changed user file: it can raise a part's action, never lower it. */
+  tightenOnly: boolean;
   test(argv: string[], line: string): boolean;
 }
 
@@ -110,24 +166,27 @@ function matcher(rule: PolicyRule): (argv: string[], line: string) => boolean {
 }
 
 /**
- * Builds the category table (built-in; the user's category rules replace it; a vault's can
- * only make it stricter) and the argv matchers (user, then vault; the built-in set has none).
+ * Builds the category table (built-in for the sandbox mode; the user's category rules replace it;
+ * a vault's, or those of a user file changed outside `avfs policy`, can only make it stricter) and
+ * the argv matchers (user, then vault; the built-in set has none).
  */
-export function compileRules(sets: RuleSet[]): CompiledPolicy {
+export function compileRules(sets: RuleSet[], mode: SandboxMode = 'none'): CompiledPolicy {
   const categories = {} as Record<Category, CategoryEntry>;
-  for (const c of CATEGORIES) categories[c] = { action: BUILTIN_CATEGORY_ACTIONS[c].action, rule: `builtin:${c}`, reason: BUILTIN_CATEGORY_ACTIONS[c].reason };
+  const builtin = builtinCategoryActions(mode);
+  for (const c of CATEGORIES) categories[c] = { action: builtin[c].action, rule: `builtin:${c}`, reason: builtin[c].reason };
   const matchers: ArgvMatcher[] = [];
-  const all = [builtinRuleSet(), ...sets.filter((s) => s.source !== 'builtin')];
+  const all = [builtinRuleSet(mode), ...sets.filter((s) => s.source !== 'builtin')];
   for (const source of ['builtin', 'user', 'vault'] as const) {
     const seen = new Set<Category>();
     for (const set of all.filter((s) => s.source === source)) {
+      const tighten = tightenOnly(set);
       set.rules.forEach((rule, i) => {
         const name = ruleName(set, rule, i);
         const reason = rule.reason ?? `rule ${name}`;
         if (rule.category) {
           if (source === 'builtin') return;
           const cur = categories[rule.category];
-          if (source === 'user') {
+          if (!tighten) {
             // Several user rules for one category: the strictest of them.
             const action = seen.has(rule.category) ? stricter(cur.action, rule.action) : rule.action;
             seen.add(rule.category);
@@ -135,11 +194,11 @@ export function compileRules(sets: RuleSet[]): CompiledPolicy {
           } else if (strictness(rule.action) > strictness(cur.action)) {
             categories[rule.category] = { action: rule.action, rule: name, reason };
           } else if (strictness(rule.action) < strictness(cur.action)) {
-            cur.note = `${name} asks for ${rule.action}, but a vault rule can only tighten`;
+            cur.note = `${name} asks for ${rule.action}, but ${set.source === 'vault' ? 'a vault rule' : 'a rule of a file changed outside `avfs policy`'} can only tighten`;
           }
           return;
         }
-        matchers.push({ name, source, action: rule.action, reason, test: matcher(rule) });
+        matchers.push({ name, source, action: rule.action, reason, tightenOnly: tighten, test: matcher(rule) });
       });
     }
   }

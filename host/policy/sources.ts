@@ -2,11 +2,10 @@
  * Which rule sets apply to a command in a vault: the user's rules file, then the vault's own
  * rules (stored in the vault). The built-in defaults always apply first, inside the engine.
  */
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { AvfsError } from '../protocol/errors';
 import type { ApprovalRequest } from '../protocol/exec';
-import { type PolicyRule, PolicyRuleFile, type RuleSet } from '../protocol/policy';
-import { loadUserRules, parseRuleFile, userRulesPath, VAULT_RULES_META_KEY } from './rules';
+import type { PolicyRule, RuleSet } from '../protocol/policy';
+import { loadUserRules, parseRuleFile, VAULT_RULES_META_KEY, writeUserRules } from './rules';
 
 /** Where the vault's rules come from: the text stored in its meta table, if any. */
 export interface VaultRulesSource {
@@ -31,8 +30,13 @@ export function effectiveRuleSets(avfsHome: string, vault: VaultRulesSource | nu
 export function addAlwaysAllowRules(avfsHome: string, req: Pick<ApprovalRequest, 'parts'>, by: string): string | null {
   const asked = req.parts.filter((p) => p.action === 'require_approval' && p.argv.length > 0);
   if (asked.length === 0) return null;
-  const file = userRulesPath(avfsHome);
-  const current = loadUserRules(avfsHome)?.rules ?? [];
+  const loaded = loadUserRules(avfsHome);
+  // A file changed outside `avfs policy` is not taken over as the person's own: its rules are kept
+  // (to be reviewed) but the file stays reported as changed, so its loosening rules stay off.
+  if (loaded?.changedOutside) {
+    throw new AvfsError('PolicyFileInvalid', `${loaded.origin}: changed outside \`avfs policy\`; review it and set it with \`avfs policy set-user-rules FILE\` before adding rules to it`, { file: loaded.origin, field: '' });
+  }
+  const current = loaded?.rules ?? [];
   const now = new Date();
   const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
   const ids: string[] = [];
@@ -47,10 +51,6 @@ export function addAlwaysAllowRules(avfsHome: string, req: Pick<ApprovalRequest,
     rules.push({ id, exact: part.argv, action: 'allow', reason: `always allowed by ${by} on ${now.toISOString()}`.slice(0, 500) });
     ids.push(id);
   });
-  const text = JSON.stringify(PolicyRuleFile.parse({ version: 1, rules }), null, 2) + '\n';
-  mkdirSync(dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, text, { mode: 0o600 });
-  renameSync(tmp, file);
+  writeUserRules(avfsHome, { rules, ...(loaded?.allowCheckpointNever ? { allow_checkpoint_never: true } : {}) });
   return ids.join(', ');
 }

@@ -60,6 +60,50 @@ export const RestoreResult = z.object({
 });
 export type RestoreResult = z.infer<typeof RestoreResult>;
 
+/**
+ * Every operation the change journal records (its `op` column): what `vault/changed` reports and
+ * `avfs audit` lists. The store writes only these; the editor switches on them.
+ */
+export const JOURNAL_OPS = [
+  // Files (the vfs, whichever surface: CLI, mount, host, exec).
+  'create',
+  'mknod',
+  'mkdir',
+  'symlink',
+  'link',
+  'write',
+  'append',
+  'truncate',
+  'setattr',
+  'unlink',
+  'rmdir',
+  'rename',
+  'copy',
+  'import',
+  // Checkpoints and forks.
+  'checkpoint_save',
+  'checkpoint_restore',
+  'checkpoint_delete',
+  'fork_create',
+  'fork_flatten',
+  // Vault settings.
+  'quota_set',
+  'quota_clear',
+  // An agent's run (`proxy exec`, exec/run): its audit trail, no file named.
+  'exec_request',
+  'exec_denied',
+  'exec_approval',
+  'exec_result',
+  'exec_failed',
+] as const;
+export const JournalOp = z.enum(JOURNAL_OPS);
+export type JournalOp = z.infer<typeof JournalOp>;
+
+/** Whether a journal row's op is one this version knows (a vault written by another version may hold others). */
+export function isJournalOp(op: string): op is JournalOp {
+  return (JOURNAL_OPS as readonly string[]).includes(op);
+}
+
 export const AuditEntry = z.object({
   id: z.number(),
   timestamp: z.string(),

@@ -76,7 +76,7 @@ export const ExecRequest = z.strictObject({
   clean_env: z.boolean().default(false).describe('pass only a minimal environment (see docs/exec.md)'),
   stdin: z.string().optional().describe('bytes fed to the command (default: none, /dev/null)'),
   max_output_bytes: z.number().int().min(1024).max(MAX_OUTPUT_BYTES_LIMIT).default(DEFAULT_MAX_OUTPUT_BYTES),
-  sandbox: SandboxMode.default('workspace').describe('workspace: isolated by bubblewrap (docs/exec.md); none: no isolation, recorded in the envelope'),
+  sandbox: SandboxMode.optional().describe('workspace: isolated by bubblewrap, an error where it cannot run (docs/exec.md); none: no isolation, recorded in the envelope; default: workspace where bubblewrap can run here, else none'),
 });
 export type ExecRequestInput = z.input<typeof ExecRequest>;
 export type ExecRequest = z.output<typeof ExecRequest>;
@@ -143,7 +143,7 @@ export const ExecutionEnvelope = z.object({
     argv: z.array(z.string()).describe('what was executed: the argv, or [bash, -c, STRING]'),
     timeout: Timeout,
     grace_ms: z.number(),
-    sandbox: SandboxMode.describe('the isolation asked for'),
+    sandbox: SandboxMode.describe('the isolation the run was to get (asked for, or the default here)'),
   }),
   result: z.object({
     vault: z.string().nullable(),

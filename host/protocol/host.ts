@@ -79,7 +79,8 @@ export type HostMethodName = keyof typeof HOST_METHODS;
 /** What the host sends every client, unasked. */
 export const VaultChange = z.object({
   seq: z.number(),
-  op: z.string(),
+  // A string, not the enum: a vault written by another avfs version may hold other operations.
+  op: z.string().describe('the journal operation: one of JOURNAL_OPS (host/protocol/changes.ts), or another version\'s'),
   path: z.string().nullable(),
   path2: z.string().nullable(),
   surface: z.string(),

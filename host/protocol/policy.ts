@@ -4,6 +4,7 @@
  * docs/policy.md describes them for users.
  */
 import { z } from 'zod';
+import { SandboxMode } from './sandbox';
 
 /** From loosest to strictest; the strictest part of a command decides. */
 export const ACTIONS = ['allow', 'allow_with_checkpoint', 'require_approval', 'deny'] as const;
@@ -107,6 +108,10 @@ export type PolicyRule = z.infer<typeof PolicyRule>;
 export const PolicyRuleFile = z.strictObject({
   version: z.literal(1).optional(),
   rules: z.array(PolicyRule),
+  allow_checkpoint_never: z
+    .boolean()
+    .optional()
+    .describe('let `proxy exec --checkpoint never` skip the checkpoint the policy asks for (read from the user\'s own file only)'),
 });
 export type PolicyRuleFile = z.infer<typeof PolicyRuleFile>;
 
@@ -119,6 +124,10 @@ export interface RuleSet {
   /** Where the rules came from: a file path, `vault:<name>`, or `builtin`. */
   origin: string;
   rules: PolicyRule[];
+  /** The user's file, when `avfs policy` did not write it as it now is: its rules can only tighten (see rules.ts). */
+  changedOutside?: boolean;
+  /** The file's `allow_checkpoint_never` (honoured from the user's own, unchanged file only). */
+  allowCheckpointNever?: boolean;
 }
 
 /** One row of `avfs policy rules`. */
@@ -134,7 +143,17 @@ export const EffectiveRule = z.object({
 export type EffectiveRule = z.infer<typeof EffectiveRule>;
 
 export const PolicyRulesReport = z.object({
-  files: z.array(z.object({ source: RuleSourceKind, origin: z.string(), present: z.boolean(), rules: z.number() })),
+  files: z.array(
+    z.object({
+      source: RuleSourceKind,
+      origin: z.string(),
+      present: z.boolean(),
+      rules: z.number(),
+      changed_outside: z.boolean().optional().describe('the file is not as `avfs policy` last wrote it: its rules can only tighten until a person sets them again'),
+      note: z.string().optional(),
+    }),
+  ),
+  sandbox: SandboxMode.describe('the mode the category actions shown are for'),
   categories: z.array(z.object({ category: Category, action: Action, rule: z.string(), doc: z.string() })),
   rules: z.array(EffectiveRule),
 });

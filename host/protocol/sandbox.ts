@@ -33,6 +33,7 @@ export const SandboxRecord = z.object({
   writable: z.array(z.string()).describe('host paths the run could write; "(private)" ones are new and dropped after the run'),
   network: z.enum(['none', 'shared']).describe('none: a network namespace of its own (loopback only); shared: the host\'s network'),
   network_why: z.string().describe('why the run had the network it had'),
+  note: z.string().nullable().describe('with mode none: why (asked for, or bubblewrap cannot run here and the default fell back)'),
   home: z.string().nullable().describe('the private, empty home the run saw as $HOME'),
   home_read_only: z.array(z.string()).describe('paths of the real home shown read-only inside (the user\'s allow-list)'),
   limits: SandboxLimits,

@@ -7,7 +7,7 @@
  * The barrier is the mount's own (fsync of its root, see host/fuse/ops.ts): it returns once every
  * write the kernel handed to the server is committed to the vault, whichever process serves it.
  */
-import { mkdirSync, rmdirSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { rmdirSync, rmSync, readFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { AvfsError } from '../protocol/errors';
@@ -16,6 +16,7 @@ import { startMountServer, stopMount } from '../fuse/server';
 import type { AvfsHome } from '../store/home';
 import type { GuardedMount } from '../protocol/guard';
 import { fitsCall } from './mountFit';
+import { makePrivateDir, makePrivateDirOnce, writePrivateFile } from '../store/privateFs';
 
 export interface MountLease {
   mountpoint: string;
@@ -83,13 +84,13 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  */
 async function withMountLock<T>(home: AvfsHome, mountpoint: string, fn: () => Promise<T>): Promise<T> {
   const reg = new MountRegistry(home);
-  mkdirSync(reg.dir, { recursive: true });
+  makePrivateDir(reg.dir);
   const lock = join(reg.dir, `${reg.idOf(mountpoint)}.lock`);
   const deadline = Date.now() + 60_000;
   for (;;) {
     try {
-      mkdirSync(lock);
-      writeFileSync(join(lock, 'pid'), String(process.pid));
+      makePrivateDirOnce(lock);
+      writePrivateFile(join(lock, 'pid'), String(process.pid));
       break;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
@@ -133,7 +134,7 @@ export async function leaseMount(home: AvfsHome, plan: MountPlan, opts: { keep: 
   const req = { ...plan, ...opts };
   if (plan.live && findLiveMount(home, plan.vault, plan.readonly, plan.mountpoint, plan.allowOther)) return reusedLease(plan.mountpoint);
   const mountpoint = plan.mountpoint;
-  if (plan.auto) mkdirSync(mountpoint, { recursive: true });
+  if (plan.auto) makePrivateDir(mountpoint);
   const removeDir = () => {
     if (plan.auto) removeMountDir(mountpoint);
   };

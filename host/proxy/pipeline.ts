@@ -22,7 +22,7 @@ import { randomUUID } from 'node:crypto';
 import { homedir } from 'node:os';
 import { posix } from 'node:path';
 import { AvfsError, err, type ErrorJson, toAvfsError } from '../protocol/errors';
-import type { ChangeSummary } from '../protocol/changes';
+import type { ChangeSummary, JournalOp } from '../protocol/changes';
 import {
   type ApprovalRecord,
   type ApprovalRequest,
@@ -33,8 +33,8 @@ import {
   type ExecutionEnvelope,
 } from '../protocol/exec';
 import type { Decision, PolicyCommand } from '../protocol/policy';
-import type { SandboxRecord } from '../protocol/sandbox';
-import { decideOnce, type PolicyEngine } from '../policy/engine';
+import type { SandboxMode, SandboxRecord } from '../protocol/sandbox';
+import { decideOnce, type PolicyEngine, refuseCheckpointOptOut } from '../policy/engine';
 import { effectiveRuleSets } from '../policy/sources';
 import type { AvfsHome } from '../store/home';
 import type { CheckpointRow, SaveOptions } from '../store/checkpoints';
@@ -212,9 +212,10 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
   let changes: ChangeSummary | null = null;
   let error: ErrorJson | null = null;
   let sandbox: SandboxRecord | null = null;
+  let sandboxMode: SandboxMode | undefined;
   const cwd = typeof raw.cwd === 'string' ? raw.cwd : '/';
 
-  const audit = (op: string, details: Record<string, unknown>) => {
+  const audit = (op: JournalOp, details: Record<string, unknown>) => {
     try {
       vault?.journal.append(op, null, { details: { id: run.id, command: command.text, surface: deps.surface, ...details } });
     } catch {
@@ -226,6 +227,8 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
     // ---- validating
     if (!parsed.success) throw toAvfsError(parsed.error);
     const req = parsed.data;
+    // Started first: a one-shot call probes bwrap once (~5 ms) while it opens the vault; others keep the answer.
+    const support = req.sandbox === 'none' ? undefined : sandboxSupport();
     const vaultCwd = normalizePath(req.cwd);
     vaultName = deps.home.resolve(req.vault);
     vault = vaults.open(vaultName);
@@ -233,31 +236,35 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
     const plan = planMount(deps.home, { vault: vaultName, readonly: req.readonly, allowOther: req.allow_other, keep: req.keep_mount, ...(req.mountpoint !== undefined ? { mountpoint: req.mountpoint } : {}) });
     plannedMountpoint = plan.mountpoint;
     const hostCwd = vaultCwd === '/' ? plan.mountpoint : posix.join(plan.mountpoint, vaultCwd);
-    // Asked while the policy judges (a one-shot call probes bwrap once; others keep the answer).
-    const support = req.sandbox === 'workspace' ? sandboxSupport() : undefined;
-    const sandboxSettings = req.sandbox === 'workspace' ? loadSandboxSettings(deps.home.dir) : undefined;
+    // The sandbox the run gets: the policy judges by it. Asked for, it must be possible here; by
+    // default it is `workspace` where bubblewrap can run, else `none` (recorded as a fallback).
+    const supported = await support;
+    if (req.sandbox === 'workspace' && supported && !supported.ok) {
+      throw new AvfsError('SandboxUnavailable', `cannot isolate the run (--sandbox workspace): ${supported.reason}; nothing ran. \`avfs doctor\` says more; --sandbox none runs it without isolation`, { reason: supported.reason });
+    }
+    const mode: SandboxMode = req.sandbox ?? (supported?.ok ? 'workspace' : 'none');
+    const sandboxSettings = mode === 'workspace' ? loadSandboxSettings(deps.home.dir) : undefined;
+    sandboxMode = mode;
+    const noneWhy = req.sandbox === 'none' ? '--sandbox none: no isolation' : `bubblewrap cannot run here (${supported && !supported.ok ? supported.reason : 'unknown'}): the default fell back to no isolation`;
 
     // ---- policy
     run.move('policy');
+    const rules = effectiveRuleSets(deps.home.dir, vault);
     decision = await decideOnce(deps.engine, judgedCommand(req.command, req.env), {
       mountpoint: plan.mountpoint,
       cwd: hostCwd,
       home: homedir(),
-      rules: effectiveRuleSets(deps.home.dir, vault),
-      sandbox: req.sandbox,
+      rules,
+      sandbox: mode,
     });
+    // The policy's checkpoint is skipped (--checkpoint never) only where the user's own rules allow it.
+    if (req.checkpoint === 'never' && !req.readonly) decision = refuseCheckpointOptOut(decision, rules);
     audit('exec_request', { cwd: vaultCwd, action: decision.action, categories: decision.categories, rule: decision.rule });
     if (decision.action === 'deny') {
       error = { error: 'PolicyDenied', message: `denied by policy: ${decision.reason}`, rule: decision.rule };
       run.move('denied');
       audit('exec_denied', { reason: decision.reason, rule: decision.rule });
       return envelope();
-    }
-
-    // Before anyone is asked to approve a run that could not run.
-    const supported = await support;
-    if (supported && !supported.ok) {
-      throw new AvfsError('SandboxUnavailable', `cannot isolate the run (--sandbox workspace): ${supported.reason}; nothing ran. \`avfs doctor\` says more; --sandbox none runs it without isolation`, { reason: supported.reason });
     }
 
     if (decision.action === 'require_approval') {
@@ -330,7 +337,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
 
     // ---- executing
     let spec: SandboxSpec | undefined;
-    if (supported?.ok && sandboxSettings) {
+    if (mode === 'workspace' && supported?.ok && sandboxSettings) {
       const networked = decision.categories.includes('networked');
       spec = planSandbox({
         bwrap: supported.bwrap,
@@ -349,7 +356,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
           : `the policy let its network use run (${decision.rule})`;
       sandbox = sandboxRecordOf(spec, supported.version, why);
     } else {
-      sandbox = unsandboxedRecord(lease.mountpoint);
+      sandbox = unsandboxedRecord(lease.mountpoint, noneWhy);
     }
     const env = childEnv({ ...(deps.baseEnv ? { base: deps.baseEnv } : {}), clean: req.clean_env, extra: req.env, vault: vaultName, mountpoint: lease.mountpoint, vaultCwd, hostCwd, execId: run.id });
     // The caller's temporary directory may be read-only inside: the run's own /tmp is there.
@@ -469,7 +476,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
         argv: command.argv,
         timeout: timeoutMs > 0 ? { millis: timeoutMs } : 'none',
         grace_ms: typeof raw.grace_ms === 'number' ? raw.grace_ms : 0,
-        sandbox: raw.sandbox === 'none' ? 'none' : 'workspace',
+        sandbox: sandboxMode ?? (raw.sandbox === 'none' ? 'none' : 'workspace'),
       },
       result: {
         vault: vaultName,

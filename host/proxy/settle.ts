@@ -13,13 +13,14 @@
  *
  * What it did goes, one line per run, to `<home>/mounts/guard.log`.
  */
-import { appendFileSync, mkdirSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { AvfsError } from '../protocol/errors';
 import { guardState, type RunGuardState } from '../protocol/guard';
 import { AvfsHome } from '../store/home';
 import { releaseOrphanedMount } from './mounts';
 import { groupMembers, stopGroup } from './processGroup';
+import { makePrivateDir, writePrivateFile } from '../store/privateFs';
 
 /** The audit entries that end a run (host/proxy/pipeline.ts). */
 const RUN_ENDS = ['exec_result', 'exec_failed', 'exec_denied'] as const;
@@ -37,8 +38,8 @@ export async function settleOrphanedRun(argv: string[]): Promise<void> {
     process.exitCode = 1;
   } finally {
     try {
-      mkdirSync(join(home.dir, 'mounts'), { recursive: true });
-      appendFileSync(join(home.dir, 'mounts', 'guard.log'), `${new Date().toISOString()} run ${state.id} of ${state.owner}: ${done.join('; ')}\n`);
+      makePrivateDir(join(home.dir, 'mounts'));
+      writePrivateFile(join(home.dir, 'mounts', 'guard.log'), `${new Date().toISOString()} run ${state.id} of ${state.owner}: ${done.join('; ')}\n`, 'a');
     } catch {
       /* the home is gone */
     }

@@ -1,6 +1,7 @@
 /** What `avfs doctor` reports of the sandbox: whether runs can be isolated here, how, and why not. */
 import { join } from 'node:path';
 import { homedir } from 'node:os';
+import type { SandboxMode } from '../protocol/sandbox';
 import { makeRunCgroups } from './limits';
 import { homeReadOnly, loadSandboxSettings, SANDBOX_SETTINGS_FILE } from './plan';
 import { sandboxSupport } from './probe';
@@ -8,7 +9,7 @@ import { sandboxSupport } from './probe';
 export interface SandboxDiagnosis {
   ok: boolean;
   /** Mode a `proxy exec` gets by default. */
-  default_mode: 'workspace';
+  default_mode: SandboxMode;
   tool: string | null;
   bwrap: string | null;
   user_namespace: boolean;
@@ -38,12 +39,14 @@ export async function diagnoseSandbox(avfsHome: string): Promise<SandboxDiagnosi
   await cg.remove();
   return {
     ok: s.ok && settingsError === null,
-    default_mode: 'workspace',
+    default_mode: s.ok ? 'workspace' : 'none',
     tool: s.ok ? s.version : null,
     bwrap: s.bwrap,
     user_namespace: s.ok ? s.userns : false,
     reason: s.ok ? settingsError : s.reason,
-    fallback: s.ok ? null : 'runs fail with SandboxUnavailable; install bubblewrap (and allow user namespaces for users other than root), or pass --sandbox none to run without isolation',
+    fallback: s.ok
+      ? null
+      : 'runs default to --sandbox none (no isolation, recorded in the envelope; the policy judges code it cannot read as unsandboxed), and --sandbox workspace fails with SandboxUnavailable; install bubblewrap (and allow user namespaces for users other than root) to isolate them',
     limits: { processes, processes_by: by.processes, memory_by: by.memory },
     settings_file: join(avfsHome, SANDBOX_SETTINGS_FILE),
     home_read_only: shown,

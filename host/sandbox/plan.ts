@@ -141,6 +141,7 @@ export function sandboxRecordOf(spec: SandboxSpec, tool: string, networkWhy: str
     writable: [...(spec.readonly ? [] : [spec.mountpoint]), '/tmp (private)', '/dev/shm (private)', `${spec.home} (private)`],
     network: spec.network ? 'shared' : 'none',
     network_why: networkWhy,
+    note: null,
     home: spec.home,
     home_read_only: spec.homeReadOnly,
     limits: { processes: null, processes_by: null, memory_bytes: null, memory_by: null },
@@ -149,13 +150,14 @@ export function sandboxRecordOf(spec: SandboxSpec, tool: string, networkWhy: str
 }
 
 /** The record of a run with `--sandbox none`. */
-export function unsandboxedRecord(mountpoint: string | null): SandboxRecord {
+export function unsandboxedRecord(mountpoint: string | null, why: string): SandboxRecord {
   return {
     mode: 'none',
     tool: null,
     writable: ['everything this user can write', ...(mountpoint ? [mountpoint] : [])],
     network: 'shared',
-    network_why: '--sandbox none: no isolation',
+    network_why: 'not isolated',
+    note: why,
     home: null,
     home_read_only: [],
     limits: { processes: null, processes_by: null, memory_bytes: null, memory_by: null },

@@ -2,7 +2,7 @@
  * The avfs home: `$AVFS_HOME` or `~/.avfs`. Vaults live at `<home>/vaults/<name>.avfs`;
  * `<home>/current` names the vault in use.
  */
-import { closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, lstatSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { AvfsError } from '../protocol/errors';
 import type { Quotas } from '../protocol/vault';
@@ -11,6 +11,7 @@ import { FORKS_RECORDED_KEY } from './forkLinks';
 import { AncestorChunks } from './forks';
 import { defaultHome } from './homeDir';
 import type { Vault, VaultOpenOptions } from './vault';
+import { makePrivateDir, openPrivate, writePrivateFile } from './privateFs';
 
 export const VAULT_EXT = '.avfs';
 
@@ -51,7 +52,7 @@ export class AvfsHome {
   }
 
   ensure(): void {
-    mkdirSync(this.vaultsDir, { recursive: true });
+    makePrivateDir(this.vaultsDir);
   }
 
   vaultFile(name: string): string {
@@ -77,7 +78,7 @@ export class AvfsHome {
     this.ensure();
     let fd: number;
     try {
-      fd = openSync(file, 'wx');
+      fd = openPrivate(file, 'wx');
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'EEXIST') {
         throw new AvfsError('VaultExists', `vault already exists: ${name}`, { vault: name });
@@ -155,9 +156,9 @@ export class AvfsHome {
   }
 
   setCurrent(name: string | null): void {
-    mkdirSync(this.dir, { recursive: true });
+    makePrivateDir(this.dir);
     if (name === null) rmSync(this.currentFile, { force: true });
-    else writeFileSync(this.currentFile, name + '\n');
+    else writePrivateFile(this.currentFile, name + '\n');
   }
 
   /** The vault a command acts on: `--vault`, else the current one. */

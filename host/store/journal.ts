@@ -2,6 +2,7 @@
  * The change journal: one row per mutation (what, which path, from which surface), append-only
  * and bounded. It is the vault's audit trail; `avfs audit` reads it.
  */
+import type { JournalOp } from '../protocol/changes';
 import type { Db } from './db';
 
 export type Surface = 'cli' | 'fuse' | 'rpc' | 'editor' | 'exec' | 'system';
@@ -36,7 +37,7 @@ export class Journal {
     this.maxStmt = db.prepare<[], { value: string }>("SELECT value FROM meta WHERE key = 'journal_max_entries'");
   }
 
-  append(op: string, path: string | null, extra: { path2?: string; size?: number; details?: unknown } = {}): void {
+  append(op: JournalOp, path: string | null, extra: { path2?: string; size?: number; details?: unknown } = {}): void {
     const r = this.insert.run(
       Date.now(),
       op,
@@ -53,7 +54,7 @@ export class Journal {
   }
 
   /** Whether an entry of one of `ops` names `id` in its details (`details.id`, as exec runs do). Reads the whole trail: not for a hot path. */
-  mentions(ops: readonly string[], id: string): boolean {
+  mentions(ops: readonly JournalOp[], id: string): boolean {
     const marks = ops.map(() => '?').join(', ');
     return this.db.prepare(`SELECT 1 FROM journal WHERE op IN (${marks}) AND json_extract(details, '$.id') = ? LIMIT 1`).get(...ops, id) !== undefined;
   }

@@ -30,6 +30,7 @@ const NOT_OPERATIONS: Record<string, string> = {
   approvals: 'a host method (approval/list)',
   approve: 'a host method (approval/answer)',
   deny: 'a host method (approval/answer)',
+  mcp: 'serves MCP on stdio (test/mcp)',
 };
 
 describe('CLI --json output is the operation\'s result', () => {

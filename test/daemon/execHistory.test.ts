@@ -1,7 +1,7 @@
 /** The host's memory of runs for exec/list: bounded in runs and in live output. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ExecHistory } from '../../host/daemon/execHistory';
+import { ExecHistory } from '../../host/protocol/execHistory';
 import type { ExecutionEnvelope } from '../../host/protocol/exec';
 
 const envelope = (id: string) => ({ id, request: { command: `cmd ${id}` }, result: { vault: 'v', state: 'completed', total_ms: 5, stdout: '', stderr: '' } }) as unknown as ExecutionEnvelope;

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { createPolicyEngine } from '../../host/policy/engine';
 import type { ApprovalRequest } from '../../host/protocol/exec';
-import { alwaysAllowConfirmation, ApprovalQueue, approvalMessage, approvalRow, needsReview, reviewConfirmation, settledText, shortCommand } from '../../extension/approvals/model';
+import { alwaysAllowConfirmation, ApprovalQueue, approvalMessage, approvalRow, headline, needsReview, reviewConfirmation, settledText, shortCommand } from '../../extension/approvals/model';
 
 async function request(command: string, id = 'r1', cwd = '/'): Promise<ApprovalRequest> {
   const engine = await createPolicyEngine();
@@ -13,18 +13,29 @@ async function request(command: string, id = 'r1', cwd = '/'): Promise<ApprovalR
 }
 
 describe('approval texts', () => {
-  test('the notification names the command, the vault and why, and counts the others', async () => {
+  test('the notification names the command, the vault and, in a few words, why; and counts the others', async () => {
     const req = await request('curl -s https://example.com');
     assert.equal(req.action, 'require_approval');
-    const text = approvalMessage(req, 2);
-    assert.match(text, /^An agent wants to run `curl -s https:\/\/example\.com` in vault demo\. It needs approval: networked — /);
-    assert.match(text, / 2 more requests waiting\.$/);
-    assert.equal(text.split('curl -s https://example.com').length, 2, `the command is named once: ${text}`);
-    assert.doesNotMatch(approvalMessage(req, 0), /waiting/);
-    // A long command is cut in its part's reason: it is still named once.
-    const long = await request(`python3 -c 'import socket; ${'x = 1; '.repeat(30)}print(1)'`);
-    const longText = approvalMessage(long, 0);
-    assert.match(longText, /It needs approval: code execution, networked — python -c runs inline code; python -c code uses the network/);
+    assert.equal(approvalMessage(req, 0), 'Agent wants to run `curl -s https://example.com` in vault demo: reaches the network.');
+    assert.match(approvalMessage(req, 2), / 2 more requests waiting\.$/);
+    const push = await request('git push origin main');
+    assert.equal(approvalMessage(push, 0), 'Agent wants to run `git push origin main` in vault demo: reaches the network and publishes to a remote.');
+    // The categories of the parts that asked, not of the parts that did not.
+    const install = await request('ls && npm install left-pad');
+    assert.equal(headline(install), 'reaches the network and installs packages');
+    // The rest is not in the notification: no reason chain, no rule.
+    assert.doesNotMatch(approvalMessage(install, 0), /builtin|—|registry/);
+  });
+
+  test('the Review modal and the Pending Approvals tooltip carry the rest: every category, the rule, each asking part with its reason', async () => {
+    const req = await request('git push origin main', 'r1', '/src');
+    const review = reviewConfirmation(req).detail;
+    assert.match(review, /It needs approval: networked, vcs remote \(rule builtin:vcs_remote\)\./);
+    assert.match(review, /The part that asks:\n {2}• git push origin main — git push sends commits to a remote/);
+    assert.match(review, /vault demo in \/src/);
+    const tip = approvalRow(req).tooltip;
+    assert.match(tip, /Needs approval: networked, vcs remote \(rule builtin\\:vcs\\_remote\)/);
+    assert.match(tip, /- git push origin main — git push sends commits to a remote/);
   });
 
   test('"Always Allow" shows the exact rules it adds for the parts that asked, in the home\'s policy.json', async () => {
@@ -91,8 +102,8 @@ describe('text from a request is never a link or a code break-out', () => {
         assert.doesNotMatch(text, /\$\(/, `no icon syntax: ${text}`);
         assert.ok(!/[[\]]/.test(text.replace(/\["[^\]]*\]/g, '')), `no bracket from the request: ${text}`);
       }
-      // Still readable: the look-alikes stand where the characters were.
-      assert.match(approvalMessage(req, 0), /⟦Approve Once⟧\(command:workbench/);
+      // Still readable: the look-alikes stand where the characters were (the working directory is in the review).
+      assert.match(reviewConfirmation(req).detail, /⟦Approve Once⟧\(command:workbench/);
     }
   });
 

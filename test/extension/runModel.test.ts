@@ -49,7 +49,10 @@ describe('the executions view model', () => {
       enabled: false,
       reason: 'This run took no checkpoint (the policy let it run without one (allow)), so the tree before it was not kept. Run commands with --checkpoint always to be able to undo any run.',
     });
+    // Skipping the policy's checkpoint takes the user's own rules (docs/policy.md).
+    await runCli(['policy', 'set-user-rules', '-'], { home, input: JSON.stringify({ allow_checkpoint_never: true, rules: [] }) });
     const never = runDetail(await exec('--checkpoint', 'never', '--shell', 'echo x > y.txt'));
+    await runCli(['policy', 'set-user-rules', '--clear'], { home });
     assert.match(never.restore.reason, /it was run with --checkpoint never/);
   });
 

@@ -73,9 +73,13 @@ describe('avfs policy (CLI)', () => {
     }
   });
 
-  it('applies the user rules file and reports a bad one with exit 24', () => {
+  it('applies the user rules file set with set-user-rules, and reports a bad one with exit 24', () => {
     const file = join(home, 'policy.json');
-    writeFileSync(file, JSON.stringify({ rules: [{ id: 'curl-ok', prefix: ['curl'], action: 'allow' }] }));
+    const mine = join(home, 'mine.json');
+    writeFileSync(mine, JSON.stringify({ rules: [{ id: 'curl-ok', prefix: ['curl'], action: 'allow' }] }));
+    const set = avfs('--json', 'policy', 'set-user-rules', mine);
+    assert.equal(set.code, 0, set.out + set.err);
+    assert.deepEqual(set.json(), { file, action: 'set', rules: 1, allow_checkpoint_never: false });
     const ok = avfs('--json', 'policy', 'check', '--shell', 'curl https://example.com');
     assert.equal((Decision.parse(ok.json())).rule, 'user:curl-ok');
 
@@ -84,6 +88,7 @@ describe('avfs policy (CLI)', () => {
     const report = PolicyRulesReport.parse(rules.json());
     assert.ok(report.rules.some((r) => r.name === 'user:curl-ok' && r.origin === file));
     assert.equal(report.categories.find((c) => c.category === 'host_escape')?.action, 'deny');
+    assert.equal(report.files.find((f) => f.source === 'user')?.changed_outside, undefined);
 
     writeFileSync(file, JSON.stringify({ rules: [{ prefix: ['curl'], action: 'sometimes' }] }));
     const bad = avfs('--json', 'policy', 'check', '--shell', 'ls');
@@ -92,7 +97,55 @@ describe('avfs policy (CLI)', () => {
     assert.equal(e.error, 'PolicyFileInvalid');
     assert.equal(e.field, 'rules.0.action');
     assert.equal(e.file, file);
-    rmSync(file);
+    assert.equal(avfs('--json', 'policy', 'set-user-rules', '--clear').code, 0);
+  });
+
+  it('reports a user rules file changed outside avfs policy, and keeps its loosening rules off', () => {
+    const file = join(home, 'policy.json');
+    const mine = join(home, 'mine.json');
+    writeFileSync(mine, JSON.stringify({ rules: [{ id: 'no-make', prefix: ['make'], action: 'deny' }] }));
+    assert.equal(avfs('--json', 'policy', 'set-user-rules', mine).code, 0);
+    // What a script in an unsandboxed run did to the user's rules: allow privilege and host escapes.
+    writeFileSync(file, JSON.stringify({ rules: [{ category: 'privilege', action: 'allow' }, { category: 'host_escape', action: 'allow' }, { prefix: ['sudo'], action: 'allow' }, { prefix: ['make'], action: 'deny' }] }));
+    const d = avfs('--json', 'policy', 'check', '--shell', 'sudo rm -rf /');
+    assert.equal(d.code, 0, d.err);
+    const j = d.json() as Decision & { context: { changed_outside: string[] } };
+    assert.equal(j.action, 'deny');
+    assert.deepEqual(j.context.changed_outside, [file]);
+    assert.equal(Decision.parse(avfs('--json', 'policy', 'check', '--shell', 'make all').json()).action, 'deny', 'its tightening rules still apply');
+    const human = avfs('policy', 'check', '--shell', 'ls');
+    assert.match(human.out, /warning: .*policy\.json was changed outside `avfs policy`/);
+
+    const report = PolicyRulesReport.parse(avfs('--json', 'policy', 'rules').json());
+    const user = report.files.find((f) => f.source === 'user')!;
+    assert.equal(user.changed_outside, true);
+    assert.match(user.note ?? '', /can only tighten/);
+    assert.equal(report.categories.find((c) => c.category === 'privilege')?.action, 'deny');
+    assert.match(avfs('policy', 'rules').out, /warning: changed outside `avfs policy`/);
+
+    // A person accepts the file by setting it.
+    assert.equal(avfs('--json', 'policy', 'set-user-rules', file).code, 0);
+    assert.equal(PolicyRulesReport.parse(avfs('--json', 'policy', 'rules').json()).files.find((f) => f.source === 'user')?.changed_outside, undefined);
+    assert.equal(Decision.parse(avfs('--json', 'policy', 'check', '--shell', 'sudo ls').json()).action, 'allow');
+    assert.equal(avfs('--json', 'policy', 'set-user-rules', '--clear').code, 0);
+  });
+
+  it('judges code it cannot read by --sandbox: workspace checkpoints it, none asks a person', () => {
+    const check = (...args: string[]) => avfs('--json', 'policy', 'check', ...args).json() as Decision & { context: { sandbox: string } };
+    for (const line of ['python3 evil.py', 'bash bomb.sh', 'make test', 'unknown-tool --go']) {
+      const ws = check('--sandbox', 'workspace', '--shell', line);
+      assert.equal(ws.action, 'allow_with_checkpoint', line);
+      assert.equal(ws.context.sandbox, 'workspace');
+      assert.equal(check('--sandbox', 'none', '--shell', line).action, 'require_approval', line);
+    }
+    assert.equal(check('--sandbox', 'none', '--shell', 'rm -rf build').action, 'allow_with_checkpoint');
+    // Without --sandbox: what exec would use here (bubblewrap runs on this machine).
+    assert.equal(check('--shell', 'ls').context.sandbox, 'workspace');
+    const bad = avfs('--json', 'policy', 'check', '--sandbox', 'maybe', '--shell', 'ls');
+    assert.equal(bad.code, 2);
+    const rules = PolicyRulesReport.parse(avfs('--json', 'policy', 'rules', '--sandbox', 'none').json());
+    assert.equal(rules.sandbox, 'none');
+    assert.equal(rules.categories.find((c) => c.category === 'code_execution')?.action, 'require_approval');
   });
 
   it('stores validated per-vault rules that cannot loosen a deny', () => {
@@ -113,6 +166,15 @@ describe('avfs policy (CLI)', () => {
     const rejected = avfs('--json', '--vault', 'pol', 'policy', 'set-vault-rules', bad);
     assert.equal(rejected.code, 24);
     assert.equal(ErrorJson.parse(rejected.json()).field, 'rules.0.regex');
+
+    // Rules that try to loosen built-in and user decisions have no effect.
+    writeFileSync(good, JSON.stringify({ rules: [{ prefix: ['docker'], action: 'allow' }, { category: 'container', action: 'allow' }, { prefix: ['curl'], action: 'allow' }] }));
+    assert.equal(avfs('--json', '--vault', 'pol', 'policy', 'set-vault-rules', good).code, 0);
+    assert.equal(Decision.parse(avfs('--json', '--vault', 'pol', 'policy', 'check', '--shell', 'docker run --privileged --pid=host alpine').json()).action, 'deny');
+    assert.equal(Decision.parse(avfs('--json', '--vault', 'pol', 'policy', 'check', '--shell', 'curl https://example.com').json()).action, 'require_approval');
+    const notes = PolicyRulesReport.parse(avfs('--json', '--vault', 'pol', 'policy', 'rules').json()).rules.filter((r) => r.source === 'vault');
+    assert.equal(notes.length, 3);
+    for (const r of notes) assert.match(r.note ?? '', /only raises|can only tighten/, r.name);
 
     const cleared = avfs('--json', '--vault', 'pol', 'policy', 'set-vault-rules', '--clear');
     assert.equal(cleared.code, 0);

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { Action, Decision, type PolicyCommand } from '../../host/protocol/policy';
 import { createPolicyEngine, decideOnce, plainArgv, type PolicyEngine } from '../../host/policy/engine';
-import { loadCorpus, MOUNT } from './corpusFile';
+import { expected, loadCorpus, MODES, MOUNT } from './corpusFile';
 
 /** The bypass families of issue 8; corpus notes start with the family's name. */
 const FAMILIES = [
@@ -48,21 +48,37 @@ describe('policy corpus', () => {
       assert.ok(twins.length >= 3, `${family}: only ${twins.length} benign twins`);
       for (const c of members) {
         assert.ok(c.expect === 'require_approval' || c.expect === 'deny', `${family}: member ${c.cmd} expects ${c.expect}`);
+        assert.ok(c.none === undefined || c.none === 'require_approval' || c.none === 'deny', `${family}: member ${c.cmd} expects ${c.none} unsandboxed`);
         assert.ok(c.categories && c.categories.length > 0 || c.expect === 'deny', `${family}: member ${c.cmd} names no category`);
       }
     }
   });
 
-  for (const c of cases) {
-    const label = c.cmd ?? JSON.stringify(c.argv);
-    it(`${c.expect}: ${label.replace(/\n/g, '\\n')}`, () => {
-      const d = engine.decide(c.cmd !== undefined ? { shell: c.cmd } : { argv: c.argv! }, { mountpoint: MOUNT, cwd: c.cwd ?? MOUNT, home: '/home/user', rules: [] });
-      Decision.parse(d);
-      assert.equal(d.action, c.expect, `${c.note}\n${d.reason}\nparts:\n${d.parts.map((p) => `  ${p.action} ${p.reason}`).join('\n')}`);
-      for (const cat of c.categories ?? []) assert.ok(d.categories.includes(cat), `expected category ${cat} in ${d.categories.join(',')}`);
-      assert.ok(d.reason.length > 0 && d.rule.length > 0);
+  for (const mode of MODES) {
+    describe(`sandbox ${mode}`, () => {
+      for (const c of cases) {
+        const label = c.cmd ?? JSON.stringify(c.argv);
+        const want = expected(c, mode);
+        it(`${want}: ${label.replace(/\n/g, '\\n')}`, () => {
+          const d = engine.decide(c.cmd !== undefined ? { shell: c.cmd } : { argv: c.argv! }, { mountpoint: MOUNT, cwd: c.cwd ?? MOUNT, home: '/home/user', rules: [], sandbox: mode });
+          Decision.parse(d);
+          assert.equal(d.action, want, `${c.note}\n${d.reason}\nparts:\n${d.parts.map((p) => `  ${p.action} ${p.reason}`).join('\n')}`);
+          for (const cat of c.categories ?? []) assert.ok(d.categories.includes(cat), `expected category ${cat} in ${d.categories.join(',')}`);
+          assert.ok(d.reason.length > 0 && d.rule.length > 0);
+        });
+      }
     });
   }
+
+  it('unsandboxed, code the policy does not read is never allowed without a person', () => {
+    for (const c of cases) {
+      const ctx = { mountpoint: MOUNT, cwd: c.cwd ?? MOUNT, home: '/home/user', rules: [] };
+      const d = engine.decide(c.cmd !== undefined ? { shell: c.cmd } : { argv: c.argv! }, ctx);
+      // A caller that does not say is judged as unsandboxed.
+      assert.equal(d.action, expected(c, 'none'), `absent sandbox: ${c.cmd ?? c.argv}`);
+      if (d.categories.includes('code_execution')) assert.ok(d.action === 'require_approval' || d.action === 'deny', `${c.cmd ?? c.argv}: ${d.action}`);
+    }
+  });
 });
 
 /**

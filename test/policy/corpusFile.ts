@@ -9,13 +9,22 @@ const Case = z.strictObject({
   cmd: z.string().optional(),
   argv: z.array(z.string()).optional(),
   cwd: z.string().optional(),
+  /** The action in `workspace` mode (the sandbox). */
   expect: Action,
+  /** The action with `--sandbox none` when it differs: code the policy does not read needs a person. */
+  none: Action.optional(),
   categories: z.array(Category).optional(),
   note: z.string(),
 });
 export type Case = z.infer<typeof Case>;
 
 export const MOUNT = '/workspace';
+
+/** The sandbox modes the corpus runs in, and what a case expects in each. */
+export const MODES = ['workspace', 'none'] as const;
+export function expected(c: Case, mode: (typeof MODES)[number]): Action {
+  return mode === 'none' ? (c.none ?? c.expect) : c.expect;
+}
 
 export function loadCorpus(): Case[] {
   const text = readFileSync(join(__dirname, 'corpus.jsonl'), 'utf8');

@@ -1,13 +1,13 @@
 /** Rule files: validation errors that name the field, loading, and precedence across sources. */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { AvfsError } from '../../host/protocol/errors';
 import type { PolicyRule, RuleSet } from '../../host/protocol/policy';
 import { createPolicyEngine, type PolicyEngine } from '../../host/policy/engine';
-import { compileRules, loadUserRules, parseRuleFile, userRulesPath } from '../../host/policy/rules';
+import { compileRules, loadUserRules, parseRuleFile, userRulesPath, writeUserRules } from '../../host/policy/rules';
 
 const user = (rules: PolicyRule[]): RuleSet => ({ source: 'user', origin: '/home/u/.avfs/policy.json', rules });
 const vault = (rules: PolicyRule[]): RuleSet => ({ source: 'vault', origin: 'vault:v', rules });
@@ -72,11 +72,19 @@ describe('rule files', () => {
     it('is optional', () => {
       assert.equal(loadUserRules(home), null);
     });
-    it('is loaded from <home>/policy.json', () => {
+    it('is loaded from <home>/policy.json, and reported as changed unless avfs policy wrote it as it is', () => {
       writeFileSync(userRulesPath(home), JSON.stringify({ rules: [{ prefix: ['make'], action: 'allow' }] }));
       const set = loadUserRules(home)!;
       assert.equal(set.origin, join(home, 'policy.json'));
       assert.deepEqual(set.rules[0]!.prefix, ['make']);
+      assert.equal(set.changedOutside, true, 'no digest was recorded for it');
+      writeUserRules(home, { rules: [{ prefix: ['make'], action: 'allow' }] });
+      assert.equal(loadUserRules(home)!.changedOutside, undefined);
+      // One byte changed by anything else (here: a space) is a change.
+      writeFileSync(userRulesPath(home), readFileSync(userRulesPath(home), 'utf8') + ' ');
+      assert.equal(loadUserRules(home)!.changedOutside, true);
+      writeUserRules(home, null);
+      assert.equal(loadUserRules(home), null);
     });
     it('is an error when invalid, never a silent fallback', () => {
       writeFileSync(userRulesPath(home), JSON.stringify({ rules: [{ prefix: 'make', action: 'allow' }] }));
@@ -90,7 +98,8 @@ describe('rule precedence', () => {
   before(async () => {
     engine = await createPolicyEngine();
   });
-  const decide = (shell: string, rules: RuleSet[]) => engine.decide({ shell }, { mountpoint: '/w', cwd: '/w', home: '/home/u', rules });
+  const decide = (shell: string, rules: RuleSet[], sandbox: 'workspace' | 'none' = 'workspace') =>
+    engine.decide({ shell }, { mountpoint: '/w', cwd: '/w', home: '/home/u', rules, sandbox });
 
   it('uses the built-in defaults with no rules', () => {
     assert.equal(decide('npm install', []).action, 'require_approval');
@@ -156,6 +165,39 @@ describe('rule precedence', () => {
     assert.equal(decide('ls', vaultLoosens).action, 'require_approval');
     const compiled = compileRules(vaultLoosens);
     assert.match(compiled.categories.container.note ?? '', /can only tighten/);
+  });
+
+  it('never lets a vault rule loosen what the built-in table or the user decided', () => {
+    const loosen = [vault([{ prefix: ['docker'], action: 'allow' }, { prefix: ['curl'], action: 'allow' }, { regex: '.*', action: 'allow' }])];
+    assert.equal(decide('docker run --privileged --pid=host alpine', loosen).action, 'deny');
+    assert.equal(decide('curl https://example.com', loosen).action, 'require_approval');
+    assert.equal(decide('rm -rf build', loosen).action, 'allow_with_checkpoint');
+    const userDeny = [user([{ category: 'networked', action: 'deny' }]), vault([{ glob: 'wget *', action: 'allow' }])];
+    assert.equal(decide('wget https://example.com/x', userDeny).action, 'deny');
+    // It can still tighten.
+    assert.equal(decide('ls', [vault([{ exact: ['ls'], action: 'require_approval' }])]).action, 'require_approval');
+  });
+
+  it('holds a user file changed outside avfs policy to tightening, like a vault', () => {
+    const changed: RuleSet = { ...user([{ prefix: ['docker'], action: 'allow' }, { category: 'privilege', action: 'allow' }, { prefix: ['ls'], action: 'deny' }]), changedOutside: true };
+    assert.equal(decide('docker run --privileged alpine', [changed]).action, 'deny');
+    assert.equal(decide('sudo rm -rf /', [changed]).action, 'deny');
+    assert.equal(decide('ls', [changed]).action, 'deny');
+    assert.match(compileRules([changed]).categories.privilege.note ?? '', /changed outside/);
+    const same = user([{ prefix: ['docker'], action: 'allow' }]);
+    assert.equal(decide('docker ps', [same]).action, 'allow', 'the person\'s own file still decides');
+  });
+
+  it('judges code it cannot read by the sandbox mode; absent is none', () => {
+    const absent = (shell: string) => engine.decide({ shell }, { mountpoint: '/w', cwd: '/w', home: '/home/u', rules: [] }).action;
+    for (const line of ['python3 evil.py', 'bash bomb.sh', 'make', 'npm test', 'some-tool --flag', './run.sh']) {
+      assert.equal(decide(line, []).action, 'allow_with_checkpoint', line);
+      assert.equal(decide(line, [], 'none').action, 'require_approval', line);
+      assert.equal(absent(line), 'require_approval', line);
+    }
+    for (const line of ['rm -rf build', 'cp a b', 'sed -i s/a/b/ f', 'ls']) assert.equal(decide(line, []).action, decide(line, [], 'none').action, line);
+    // The user may choose otherwise for their unsandboxed runs.
+    assert.equal(decide('npm test', [user([{ category: 'code_execution', action: 'allow_with_checkpoint' }])], 'none').action, 'allow_with_checkpoint');
   });
 
   it('takes the strictest of several matching rules', () => {

@@ -241,7 +241,11 @@ describe('avfs proxy exec', () => {
     await json(['vault', 'create', 'cp-modes']);
     const always = await exec('cp-modes', ['--checkpoint', 'always', '--', 'ls']);
     assert.match(always.env.result.checkpoint ?? '', /^exec-/);
+    // Skipping the policy's checkpoint takes the user's own rules (docs/policy.md): refused, then allowed.
+    assert.equal((await exec('cp-modes', ['--checkpoint', 'never', '--', 'touch', 'f'])).env.result.state, 'denied');
+    assert.equal((await cli(['policy', 'set-user-rules', '-'], JSON.stringify({ allow_checkpoint_never: true, rules: [] }))).code, 0);
     const never = await exec('cp-modes', ['--checkpoint', 'never', '--', 'touch', 'f']);
+    assert.equal((await cli(['policy', 'set-user-rules', '--clear'])).code, 0);
     assert.equal(never.env.result.checkpoint, null);
     assert.deepEqual(paths(never.env.result.changes!.added), ['/f'], 'the summary still works without a checkpoint');
     const list = (await json(['--vault', 'cp-modes', 'checkpoint', 'list'])).json.checkpoints as Array<{ name: string }>;

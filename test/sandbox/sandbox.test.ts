@@ -177,6 +177,7 @@ describe('sandbox: workspace runs from a one-shot CLI, as root', () => {
     assert.equal(env.result.sandbox?.mode, 'none');
     assert.equal(env.result.sandbox?.network, 'shared');
     assert.equal(env.result.sandbox?.tool, null);
+    assert.equal(env.result.sandbox?.note, '--sandbox none: no isolation');
   });
 
   test('a fork bomb and a 1 GB flood end with an envelope; the next run is fine', async () => {
@@ -205,17 +206,25 @@ describe('sandbox: workspace runs from a one-shot CLI, as root', () => {
     assert.equal(env.result.sandbox?.mode, 'workspace');
   });
 
-  test('without bubblewrap the run fails with SandboxUnavailable and nothing runs; avfs doctor says why', async () => {
-    const r = await runCli(['--json', '--vault', 'main', 'proxy', 'exec', '--', 'sh', '-c', 'echo ran > ran.txt'], { ...opts, env: { ...opts.env, PATH: '/nonexistent' } });
+  test('without bubblewrap --sandbox workspace fails with SandboxUnavailable and nothing runs; the default falls back to none and says so; avfs doctor says why', async () => {
+    const noBwrap = { ...opts, env: { ...opts.env, PATH: '/nonexistent' } };
+    const fallback = await runCli(['--json', '--vault', 'main', 'proxy', 'exec', '--', '/bin/sh', '-c', 'echo unboxed'], noBwrap);
+    const fell = envelopeOf(fallback.stdout);
+    assert.equal(fell.result.stdout, 'unboxed\n', fell.result.stderr);
+    assert.equal(fell.request.sandbox, 'none');
+    assert.equal(fell.result.sandbox?.mode, 'none');
+    assert.match(fell.result.sandbox?.note ?? '', /bubblewrap cannot run here .*not installed.*fell back/);
+    const r = await runCli(['--json', '--vault', 'main', 'proxy', 'exec', '--sandbox', 'workspace', '--', '/bin/sh', '-c', 'echo ran > ran.txt'], noBwrap);
     assert.equal(r.code, 125);
     const env = envelopeOf(r.stdout);
     assert.equal(env.result.error?.error, 'SandboxUnavailable');
     assert.match(env.result.error?.message ?? '', /bubblewrap/);
     assert.equal(env.result.exit_code, null);
     assert.notEqual((await cli(['--vault', 'main', 'stat', '/ran.txt'])).code, 0, 'nothing ran');
-    const doctor = await runCli(['--json', 'doctor'], { ...opts, env: { ...opts.env, PATH: '/nonexistent' } });
+    const doctor = await runCli(['--json', 'doctor'], noBwrap);
     assert.equal(doctor.code, 1);
     assert.match(JSON.parse(doctor.stdout).sandbox.reason, /not installed/);
+    assert.equal(JSON.parse(doctor.stdout).sandbox.default_mode, 'none');
     const ok = JSON.parse((await cli(['--json', 'doctor'])).stdout).sandbox;
     assert.equal(ok.ok, true);
   });

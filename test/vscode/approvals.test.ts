@@ -3,12 +3,14 @@
 // buttons decides what the waiting CLI prints. Requests that queue are counted in the status bar
 // and listed under Pending Approvals, where they are answered too; one settled elsewhere leaves.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, it } from 'mocha';
 import * as vscode from 'vscode';
 import type { ApprovalRequest } from '../../host/protocol/exec';
-import { agentRun, answerNextModal, avfs, hostReady, markerCommand, newVault, readyState, reveal, tidyWindow, until, watchWarnings } from './helpers';
+import { agentRun, answerNextModal, avfs, extension, hostReady, markerCommand, newVault, readyState, reveal, tidyWindow, until, watchWarnings } from './helpers';
 import { notification, PART, requireUi, row, ui } from './ui';
 
 /** The notification center's button `name` on the notification whose text matches `match`. */
@@ -28,10 +30,11 @@ describe('Approvals', () => {
     const api = await hostReady();
     const vault = await newVault(api, 'appr');
     const run = agentRun(vault, markerCommand('once'));
-    const text = await notification(new RegExp(`An agent wants to run .*marker.* in vault ${vault}`), 20_000);
-    // What it says: the command, the vault, and why (categories and reason).
-    assert.match(text, /It needs approval: mutating, code execution, networked — .*network/);
-    assert.match(text, /Approve Once.*Always Allow….*Deny/);
+    const text = await notification(new RegExp(`Agent wants to run .*marker.* in vault ${vault}: `), 20_000);
+    // What it says, read at a glance: the command, the vault, and in a few words why; the rest is in Review….
+    assert.match(text, new RegExp(`in vault ${vault}: reaches the network and runs code the policy does not read\\.`));
+    assert.doesNotMatch(text, /builtin|mutating|—/, 'no categories, rule or reason chain in the notification');
+    assert.match(text, /Approve Once.*Always Allow….*Deny.*Review…/);
     await clickOnNotification(new RegExp(vault), 'Approve Once');
     const { r, envelope } = await run;
     assert.equal(r.code, 0, r.stderr);
@@ -62,7 +65,7 @@ describe('Approvals', () => {
     const api = await hostReady();
     const vault = await newVault(api, 'appr');
     const run = agentRun(vault, markerCommand('closed'));
-    await notification(new RegExp(`An agent wants to run .* in vault ${vault}`), 20_000);
+    await notification(new RegExp(`Agent wants to run .* in vault ${vault}`), 20_000);
     await ui('click', { role: 'button', name: 'Clear Notification', within: '.notifications-center' });
     const { envelope } = await run;
     assert.equal(envelope.result.state, 'denied');
@@ -108,6 +111,10 @@ describe('Approvals', () => {
     const second = agentRun(vault, `${markerCommand('second')}; echo second`);
     await until('the second request', () => api.approvals.pending().length === 2, 20_000);
     assert.match(await ui('visible', { role: 'button', name: 'AVFS vault host: ready, 2 approval requests waiting', exact: true, within: PART.statusBar }), /AVFS\s*2$/);
+    // The AVFS icon in the activity bar counts them (TreeView.badge), the view open or not.
+    assert.deepEqual(api.tree.view.badge, { value: 2, tooltip: '2 approval requests waiting' });
+    await vscode.commands.executeCommand('workbench.view.explorer');
+    assert.equal(await ui('visible', { css: `${PART.activityBar} [aria-label^="AVFS"] .badge-content` }), '2');
     await reveal(api, { kind: 'approvals' }, { expand: true });
     await ui('visible', row('Pending Approvals'));
     const [req1, req2] = api.approvals.pending();
@@ -125,6 +132,8 @@ describe('Approvals', () => {
     assert.equal(approved.envelope.result.state, 'completed');
     assert.match(approved.envelope.result.approval?.by ?? '', /^avfs approve/);
     await until('the queue to empty', () => api.approvals.pending().length === 0);
+    assert.equal(api.tree.view.badge, undefined);
+    await ui('gone', { css: `${PART.activityBar} [aria-label^="AVFS"] .badge-content` });
     assert.equal(await ui('visible', { role: 'button', name: 'AVFS vault host: ready', exact: true, within: PART.statusBar }), 'AVFS');
     await api.tree.settled();
     await vscode.commands.executeCommand('workbench.view.extension.avfs');
@@ -175,8 +184,45 @@ describe('Approvals', () => {
     assert.deepEqual(api.approvals.pending(), [], 'what the old host asked left with it');
     await vscode.commands.executeCommand('notifications.clearAll');
     const after = agentRun(vault, markerCommand('after-restart'));
-    await clickOnNotification(/An agent wants to run .*after-restart/, 'Deny');
+    await clickOnNotification(/Agent wants to run .*after-restart/, 'Deny');
     assert.equal((await after).envelope.result.state, 'denied');
+  });
+
+  it('a window that reconnects to a host still running is asked again what waits, and its answer settles the run', async function () {
+    requireUi(this);
+    // A host of its own that no window started (`avfs host start`, as in a terminal): it outlives
+    // this window's connection, as a host shared by several windows does.
+    const home = mkdtempSync(join(tmpdir(), 'avfs-reconnect-'));
+    const cli = join(extension().extensionPath, 'dist', 'avfs.js');
+    const host = spawn('node', [cli, 'host', 'start'], { env: { ...process.env, AVFS_HOME: home }, stdio: 'ignore' });
+    const config = vscode.workspace.getConfiguration('avfs');
+    try {
+      await until('the headless host', async () => (await avfs(['host', 'status'], { home })).code === 0, 30_000);
+      await config.update('home', home, vscode.ConfigurationTarget.Global);
+      const api = await hostReady();
+      await until('the window on that host', () => api.host.state.name === 'ready' && api.host.state.home === home && api.host.state.via === 'socket', 30_000);
+      assert.equal((await avfs(['vault', 'create', 'reconnect'], { home })).code, 0);
+      const run = agentRun('reconnect', markerCommand('reconnected'), { home });
+      await notification(/Agent wants to run .*reconnected.* in vault reconnect/, 20_000);
+      const [asked] = api.approvals.pending();
+      // The window lets go of the host and connects again (as a reloaded window does): the host
+      // is still waiting, and asks it again.
+      await vscode.commands.executeCommand('notifications.clearAll');
+      const pid = readyState(api).pid;
+      await vscode.commands.executeCommand('avfs.restartHost');
+      await until('the window connected again', () => api.host.state.name === 'ready' && readyState(api).pid === pid, 30_000);
+      await until('the request shown again', () => api.approvals.pending().some((r) => r.id === asked!.id), 20_000);
+      await clickOnNotification(/Agent wants to run .*reconnected/, 'Approve Once');
+      const { envelope } = await run;
+      assert.equal(envelope.result.state, 'completed');
+      assert.equal(envelope.result.approval?.outcome, 'approved');
+      assert.equal((await avfs(['--vault', 'reconnect', 'cat', '/marker.txt'], { home })).stdout, 'reconnected');
+    } finally {
+      await config.update('home', undefined, vscode.ConfigurationTarget.Global);
+      await avfs(['host', 'stop'], { home });
+      host.kill();
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 
   it('a command too long to show whole offers Review… (not the approvals); the modal shows all of it and answers', async function () {
@@ -186,7 +232,7 @@ describe('Approvals', () => {
     const tag = `review-${Date.now()}`;
     const command = `${markerCommand(tag)}; echo ${'x'.repeat(150)} hidden-middle ${'y'.repeat(150)} the-end`;
     const run = agentRun(vault, command);
-    const text = await notification(new RegExp(`An agent wants to run .* in vault ${vault}`), 20_000);
+    const text = await notification(new RegExp(`Agent wants to run .* in vault ${vault}`), 20_000);
     assert.match(text, /Review it to see all of it before answering/);
     assert.match(text, /Review….*Deny/);
     assert.doesNotMatch(text, /Approve Once|Always Allow/);

@@ -1,17 +1,37 @@
 // The extension in a real VS Code: activation, its contributions, and the view before any vault.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'mocha';
 import * as vscode from 'vscode';
 import { SETTINGS } from '../../extension/config';
-import { extension, hostReady, manifest, until } from './helpers';
+import { agentRun, avfsJson, extension, hostReady, manifest, markerCommand, uniqueName, until } from './helpers';
 import { PART, requireUi, ui } from './ui';
 
 describe('AVFS extension', () => {
-  it('is activated by opening its view container', async () => {
+  it('activates on startup with its view never opened: it starts the host, and an agent\'s request waits for this window', async () => {
+    // Nothing here activates it (no activate(), no view, no avfs: file): onStartupFinished does.
     const ext = extension();
-    assert.equal(ext.isActive, false, 'activated before anything asked for it');
-    await vscode.commands.executeCommand('workbench.view.extension.avfs');
-    await until('activation', () => ext.isActive);
+    await until('activation on startup', () => ext.isActive, 30_000);
+    const api = ext.exports;
+    assert.equal(api.tree.view.visible, false, 'the Vaults view was opened');
+    await until('the vault host ready, started by activation alone', () => api.host.state.name === 'ready', 30_000);
+    const ms = /AVFS \S+ activated in ([\d.]+) ms/.exec(readFileSync(join(api.logUri.fsPath, 'AVFS.log'), 'utf8'));
+    assert.ok(ms, 'the log says how long activate() took');
+    process.stdout.write(`      activate() took ${ms[1]} ms of the extension host's time\n`);
+    // The window is an approver from the start: a request is put to it (not denied as no_approver).
+    const vault = uniqueName('startup');
+    await avfsJson('vault', 'create', vault);
+    const run = agentRun(vault, markerCommand('startup'));
+    await until('the request to reach this window', () => api.approvals.pending().some((r) => r.vault === vault), 20_000);
+    assert.equal(api.tree.view.visible, false, 'the Vaults view was opened');
+    const [req] = api.approvals.pending();
+    assert.ok(await api.approvals.answer(req!.id, 'deny'));
+    const { envelope } = await run;
+    assert.equal(envelope.result.approval?.outcome, 'denied');
+    assert.match(envelope.result.approval?.by ?? '', /^VS Code \(/);
+    // The next test needs the fresh home's empty vault list.
+    await avfsJson('vault', 'delete', vault, '--yes');
   });
 
   it('registers exactly the commands its manifest contributes, all under the AVFS category', async () => {

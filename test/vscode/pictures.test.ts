@@ -90,7 +90,7 @@ describe('README pictures', () => {
     const run = agentRun('web-app', `python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); open(".env", "w").write("PORT=%d\\n" % s.getsockname()[1])'`, { home });
     await frame();
     // Headless Chromium shows notifications in the Notification Center: it opens to show this one.
-    await notification(/An agent wants to run .* in vault web-app/, 20_000);
+    await notification(/Agent wants to run .* in vault web-app/, 20_000);
     await ui('moveMouse', { x: 700, y: 300 });
     await ui('screenshot', { name: 'approval-notification' });
     // Too long to show whole (132 characters): the notification offers Review…, whose modal has the answers.

@@ -11,6 +11,7 @@ export function register(program: Command, act: Act): void {
       .description('run the host in this process (logs on stderr) until SIGTERM, Ctrl-C or `avfs host stop`')
       .option('--stdio', 'also speak JSON-RPC on stdin/stdout, for the process that spawned it; stop when stdin ends')
       .option('--approval-timeout <ms>', 'an approval nobody answers is denied after MS', '300000')
+      .option('--slow-client-timeout <ms>', 'close a connection that does not introduce itself, or send a message whole, within MS', '30000')
       .option('--workers <n>', 'threads that run operations, so a long one never holds up the others (default 2)')
       .option('--verbose', 'also log every call (client, method, milliseconds)')
       .action(act('host.start')),

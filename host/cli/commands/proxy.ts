@@ -22,9 +22,10 @@ export function register(program: Command, act: Act): void {
       .option('--stdin', 'feed this process\'s standard input to the command (default: /dev/null)')
       .option('--max-output <bytes>', 'bytes of stdout and of stderr kept in the envelope (head and tail)', String(1024 * 1024))
       .addOption(
-        new Option('--sandbox <mode>', 'workspace: isolate the command with bubblewrap (the mount is the only writable place, a private home, no network unless approved); none: no isolation')
-          .choices(['workspace', 'none'])
-          .default('workspace'),
+        new Option('--sandbox <mode>', 'workspace: isolate the command with bubblewrap (the mount is the only writable place, a private home, no network unless approved); none: no isolation (default: workspace where bubblewrap can run, see avfs doctor)').choices([
+          'workspace',
+          'none',
+        ]),
       )
       .option('--no-prompt', 'never ask on this terminal: a command that needs approval is denied')
       .action(act('proxy.exec')),

@@ -24,12 +24,13 @@ async function answer(ctx: CliContext, verb: 'approve' | 'deny', id: string, alw
 }
 
 export const hostHandlers = {
-  'host.start': async (ctx: CliContext, opts: { stdio?: boolean; approvalTimeout: string; workers?: string; verbose?: boolean }) => {
+  'host.start': async (ctx: CliContext, opts: { stdio?: boolean; approvalTimeout: string; slowClientTimeout: string; workers?: string; verbose?: boolean }) => {
     const { VaultHost } = await import('../../daemon/server');
     const h = new VaultHost({
       home: await ctx.home(),
       stdio: !!opts.stdio,
       approvalTimeoutMs: parseCount('--approval-timeout', opts.approvalTimeout),
+      slowClientTimeoutMs: parseCount('--slow-client-timeout', opts.slowClientTimeout),
       ...(opts.workers !== undefined ? { workers: parseCount('--workers', opts.workers) } : {}),
       logCalls: !!opts.verbose,
       log: (level, message) => process.stderr.write(`${new Date().toISOString()} ${level} ${message}\n`),

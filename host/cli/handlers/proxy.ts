@@ -33,7 +33,7 @@ export function humanReport(env: ExecutionEnvelope): string {
   }
   if (r.leftover_processes > 0) lines.push(`avfs: stopped ${r.leftover_processes} process(es) the command left running`);
   if (r.stdout_truncated || r.stderr_truncated) lines.push('avfs: output was longer than --max-output; the envelope (--json) keeps its head and tail');
-  if (r.sandbox?.mode === 'none') lines.push('avfs: --sandbox none: the command ran without isolation');
+  if (r.sandbox?.mode === 'none') lines.push(`avfs: the command ran without isolation (${r.sandbox.note ?? '--sandbox none'})`);
   for (const v of r.sandbox?.violations ?? []) lines.push(`avfs: sandbox: ${v.message}`);
   return lines.join('\n') + '\n';
 }

@@ -204,7 +204,21 @@ const mount: Handler = (cmd) => {
   cmd.add(['privilege'], `${cmd.prog} changes the host's mounts`);
 };
 
+/**
+ * avfs itself, from inside a run: it approves and denies runs, sets rules, quotas, mounts and
+ * hosts, and reads every vault. A run that drove it would judge itself, so only its version and
+ * help are allowed.
+ */
+const avfs: Handler = (cmd) => {
+  if (cmd.args.length === 1 && ['--version', '-V', '--help', '-h', 'help'].includes(cmd.vals[0] ?? '')) {
+    cmd.add(['read_only'], 'avfs prints its version or help');
+    return;
+  }
+  cmd.add(['privilege'], 'avfs controls the policy, approvals, rules and vaults from outside the run: a run may not drive it');
+};
+
 export const HOST_TOOLS: Record<string, Handler> = {
+  avfs,
   kill,
   pkill: killByName,
   killall: killByName,

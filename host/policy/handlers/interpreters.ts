@@ -3,6 +3,7 @@
  * and language interpreters (inline code is scanned; scripts run with a checkpoint; code read
  * from a pipe of downloaded or decoded bytes is denied).
  */
+import { posix } from 'node:path';
 import type { Handler } from '../classify';
 import { Cmd, parseOpts } from '../command';
 import { literal, litWord, taints, type Word, wordValue } from '../words';
@@ -44,6 +45,10 @@ function scriptFile(cmd: Cmd, word: Word, what: string): void {
     else cmd.add(['unknown'], `${what} runs code produced by ${seg.v.from}, which the policy cannot read`);
   }
   const verdict = cmd.path(word, 'exec');
+  // avfs's own bundles (`node …/dist/avfs.js approve 1`) are avfs itself: see handlers/host.ts.
+  if (verdict.cls !== 'inside' && /^avfs(-[\w-]+)?\.(c|m)?js$/.test(posix.basename(verdict.shown))) {
+    cmd.add(['privilege'], `${what} runs avfs itself (${word.raw}), which controls the policy, approvals and rules from outside the run`);
+  }
   if (cmd.judge.downloaded.has(verdict.shown)) cmd.add(['opaque_code'], `${what} runs ${word.raw}, which this command line downloaded`);
   const text = cmd.judge.written.get(verdict.shown);
   if (text !== undefined) runText(cmd, text, `${word.raw}, written earlier on this line`);

@@ -4,9 +4,12 @@
  * connected clients as things happen; this is for a client that connects later (a second window,
  * one reloaded) and must show what it missed. Bounded twice: the number of finished runs, and the
  * characters of live output per stream (the head and the latest part, as the envelope keeps).
+ * Pure data (no I/O), and part of the protocol because both sides keep it: the host answers
+ * `exec/list` from it, and the editor's Executions view keeps the runs it shows in one, fed by the
+ * same notifications.
  */
-import type { ExecState, ExecutionEnvelope } from '../protocol/exec';
-import { EXEC_HISTORY_RUNS, EXEC_LIVE_OUTPUT_CHARS, type ExecRun } from '../protocol/host';
+import type { ExecState, ExecutionEnvelope } from './exec';
+import { EXEC_HISTORY_RUNS, EXEC_LIVE_OUTPUT_CHARS, type ExecRun } from './host';
 
 interface LiveRun {
   id: string;
