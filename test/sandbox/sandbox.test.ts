@@ -166,20 +166,6 @@ describe('sandbox: workspace runs from a one-shot CLI, as root', () => {
     for (const f of ['/.git/HEAD', '/package.json', '/built.txt', '/py.txt', '/hello']) assert.ok(env.result.changed_files.includes(f), f);
   });
 
-  test('--sandbox none behaves as before and says so', async () => {
-    // Only what does no harm: reading the home's secret and reaching the listener.
-    const peek = `cat "$HOME/notes.txt"; python3 -c 'import socket; socket.create_connection(("127.0.0.1", ${l.port}), timeout=2); print("reached")'\n`;
-    assert.equal((await cli(['--vault', 'main', 'write', '/peek.sh'], peek)).code, 0);
-    const { code, env } = await exec(['--sandbox', 'none', '--', 'bash', 'peek.sh']);
-    assert.equal(code, 0, env.result.stderr);
-    assert.equal(env.result.stdout, 'SECRET-HOME\nreached\n');
-    assert.equal(env.request.sandbox, 'none');
-    assert.equal(env.result.sandbox?.mode, 'none');
-    assert.equal(env.result.sandbox?.network, 'shared');
-    assert.equal(env.result.sandbox?.tool, null);
-    assert.equal(env.result.sandbox?.note, '--sandbox none: no isolation');
-  });
-
   test('a fork bomb and a 1 GB flood end with an envelope; the next run is fine', async () => {
     assert.equal((await cli(['--vault', 'main', 'write', '/bomb.sh'], BOMB)).code, 0);
     assert.equal((await cli(['--vault', 'main', 'write', '/flood.sh'], FLOOD)).code, 0);
@@ -287,6 +273,30 @@ describe('sandbox: runs through a real host', () => {
       assert.equal(l.hits(), before + 1);
       assert.equal(env.result.sandbox?.network, 'shared');
       assert.match(env.result.sandbox?.network_why ?? '', /approved by test approver/);
+    } finally {
+      approver.close();
+    }
+  });
+
+  test('--sandbox none behaves as before (once a person approves code it cannot read) and says so', async () => {
+    const approver = await client(w.avfs, {
+      name: 'test approver',
+      approver: true,
+      setup: (conn) => conn.onRequest('approval/request', (_req: ApprovalRequest) => ({ answer: 'approve_once' })),
+    });
+    try {
+      // Only what does no harm: reading the home's secret and reaching the listener.
+      const peek = `cat "$HOME/notes.txt"; python3 -c 'import socket; socket.create_connection(("127.0.0.1", ${l.port}), timeout=2); print("reached")'\n`;
+      assert.equal((await cli(['--vault', 'main', 'write', '/peek.sh'], peek)).code, 0);
+      const { code, env } = await exec(['--sandbox', 'none', '--', 'bash', 'peek.sh']);
+      assert.equal(code, 0, env.result.stderr);
+      assert.equal(env.result.approval?.outcome, 'approved');
+      assert.equal(env.result.stdout, 'SECRET-HOME\nreached\n');
+      assert.equal(env.request.sandbox, 'none');
+      assert.equal(env.result.sandbox?.mode, 'none');
+      assert.equal(env.result.sandbox?.network, 'shared');
+      assert.equal(env.result.sandbox?.tool, null);
+      assert.equal(env.result.sandbox?.note, '--sandbox none: no isolation');
     } finally {
       approver.close();
     }
