@@ -31,6 +31,7 @@ const NOT_OPERATIONS: Record<string, string> = {
   approve: 'a host method (approval/answer)',
   deny: 'a host method (approval/answer)',
   mcp: 'serves MCP on stdio (test/mcp)',
+  doctor: 'probes this machine, no vault (test/sandbox checks its JSON)',
 };
 
 describe('CLI --json output is the operation\'s result', () => {
