@@ -61,6 +61,9 @@ function effectOf(op: JournalOp): Effect {
     case 'exec_approval':
     case 'exec_result':
     case 'exec_failed':
+    // A sync's writes are journaled one by one; an apply writes the project, not the vault.
+    case 'project_apply':
+    case 'project_sync':
       return 'none';
     default:
       return op satisfies never;

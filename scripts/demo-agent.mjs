@@ -39,7 +39,8 @@ EOF`,
   },
   {
     why: 'picks a free port for the dev server (it opens a socket: this one needs your approval)',
-    shell: `python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); open(".env", "w").write("PORT=%d\\n" % s.getsockname()[1])'`,
+    // Short enough (under 120 characters) for the notification to show it whole, with Approve Once.
+    shell: `python3 -c 'import socket; s=socket.socket(); s.bind(("",0)); open(".env","w").write("PORT=%d\\n"%s.getsockname()[1])'`,
   },
   { why: 'documents the new option', shell: `printf '\\nRun it: python3 src/cli.py NAME [--shout]\\n' >> README.md` },
 ];

@@ -1,7 +1,9 @@
 // `npm start`: the product, opened. Builds, installs the editor once (code-server and its Node, cached
 // in .vscode-test/), makes a demo avfs home with vaults, files, checkpoints and a fork (with the real
-// CLI), starts code-server on 127.0.0.1 with the extension loaded from this checkout and a window on
-// the demo vault, with the AVFS view open, and prints the address. Ctrl-C stops it all.
+// CLI), installs the extension from its VSIX (built from this checkout, cached by its inputs' hash:
+// scripts/vscode/installed.mjs), starts code-server on 127.0.0.1 with a window on the demo vault as
+// a person has it (no smoke-test driver, so approvals pop up as toasts), with the AVFS view open, and
+// prints the address. Ctrl-C stops it all.
 //
 //   npm start [-- --port <n>] [--dir <state dir>] [--fresh] [--no-agent]
 //
@@ -18,6 +20,7 @@ import { parseArgs } from 'node:util';
 import { buildProduct } from './build.mjs';
 import { QUIET_SETTINGS, startCodeServer } from './vscode/codeServer.mjs';
 import { ensureCodeServer } from './vscode/install.mjs';
+import { ensureInstalled } from './vscode/installed.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const { values: opt } = parseArgs({
@@ -61,8 +64,15 @@ writeFileSync(
   `${JSON.stringify({ folders: [{ uri: 'avfs://demo/', name: 'demo (vault)' }], settings: { 'avfs.showViewOnStartup': true, 'workbench.startupEditor': 'readme' } }, null, 2)}\n`,
 );
 
+// Installed as a person installs it: development mode would need the smoke-test driver, under
+// which the workbench shows no toasts (an approval would wait unseen in the Notification Center).
+const stateDir = join(dir, 'code-server');
+const installed = await ensureInstalled({ stateDir, log: say });
+say(installed.built || installed.installed ? `the extension is installed from ${installed.vsix}` : `the extension is installed already (its sources did not change: ${installed.hash})`);
+
 const server = await startCodeServer({
-  stateDir: join(dir, 'code-server'),
+  stateDir,
+  smokeTestDriver: false,
   port: Number(opt.port),
   settings: QUIET_SETTINGS,
   // The extension host inherits this environment: its vault host serves the demo home.
@@ -95,7 +105,7 @@ void server.exited.then(({ code, signal }) => {
   process.exit(1);
 });
 
-const url = server.workbenchUrl({ workspace, extensionDevelopmentPath: root });
+const url = server.workbenchUrl({ workspace });
 process.stdout.write(
   [
     '',

@@ -12,6 +12,7 @@ import type { hostHandlers } from './handlers/host';
 import type { mcpHandlers } from './handlers/mcp';
 import type { mountHandlers } from './handlers/mount';
 import type { policyHandlers } from './handlers/policy';
+import type { projectHandlers } from './handlers/project';
 import type { proxyHandlers } from './handlers/proxy';
 import type { storeHandlers } from './handlers/store';
 import type { vaultHandlers } from './handlers/vault';
@@ -27,7 +28,7 @@ export async function settleOrphanedRun(argv: string[]): Promise<void> {
 }
 
 type Handlers = typeof vaultHandlers & typeof fileHandlers & typeof storeHandlers & typeof checkpointHandlers &
-  typeof mountHandlers & typeof policyHandlers & typeof proxyHandlers & typeof hostHandlers & typeof mcpHandlers;
+  typeof mountHandlers & typeof policyHandlers & typeof proxyHandlers & typeof hostHandlers & typeof projectHandlers & typeof mcpHandlers;
 export type HandlerName = keyof Handlers;
 type Handler = (ctx: CliContext, ...a: unknown[]) => unknown;
 
@@ -53,6 +54,7 @@ async function handlersOf(area: string): Promise<Record<string, unknown>> {
     case 'policy': return (await import('./handlers/policy')).policyHandlers;
     case 'proxy': return (await import('./handlers/proxy')).proxyHandlers;
     case 'host': return (await import('./handlers/host')).hostHandlers;
+    case 'project': return (await import('./handlers/project')).projectHandlers;
     case 'mcp': return (await import('./handlers/mcp')).mcpHandlers;
   }
   return {};

@@ -14,6 +14,7 @@ import * as host from './commands/host';
 import * as mcp from './commands/mcp';
 import * as mount from './commands/mount';
 import * as policy from './commands/policy';
+import * as project from './commands/project';
 import * as proxy from './commands/proxy';
 import * as store from './commands/store';
 import * as vault from './commands/vault';
@@ -45,7 +46,7 @@ export function buildProgram(act: Act): Command {
     .option('--vault <name>', 'act on this vault instead of the current one')
     .showSuggestionAfterError(true)
     .exitOverride();
-  for (const m of [vault, files, store, checkpoint, mount, policy, proxy, host, mcp]) m.register(program, act);
+  for (const m of [vault, files, store, checkpoint, mount, policy, proxy, host, mcp, project]) m.register(program, act);
   program.commands.forEach(function override(c: Command) {
     c.exitOverride();
     c.commands.forEach(override);

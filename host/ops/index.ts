@@ -4,7 +4,8 @@ import type { OpsTable } from './context';
 import { fileOps } from './files';
 import { mountOps } from './mounts';
 import { policyOps } from './policy';
+import { projectOps } from './project';
 import { storeOps } from './store';
 import { vaultOps } from './vaults';
 
-export const OPS: OpsTable = { ...vaultOps, ...fileOps, ...checkpointOps, ...storeOps, ...mountOps, ...policyOps };
+export const OPS: OpsTable = { ...vaultOps, ...fileOps, ...checkpointOps, ...storeOps, ...mountOps, ...policyOps, ...projectOps };

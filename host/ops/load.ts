@@ -20,6 +20,8 @@ async function areaOps(method: OpName): Promise<Partial<OpsTable>> {
       return (await import('./mounts')).mountOps;
     case 'policy':
       return (await import('./policy')).policyOps;
+    case 'project':
+      return (await import('./project')).projectOps;
   }
   throw new Error(`no operations module for ${method}`);
 }

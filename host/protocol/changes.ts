@@ -95,6 +95,9 @@ export const JOURNAL_OPS = [
   'exec_approval',
   'exec_result',
   'exec_failed',
+  // A vault made from a project: its changes applied to the project, the project's synced in.
+  'project_apply',
+  'project_sync',
 ] as const;
 export const JournalOp = z.enum(JOURNAL_OPS);
 export type JournalOp = z.infer<typeof JournalOp>;

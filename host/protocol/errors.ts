@@ -51,6 +51,13 @@ export const ERROR_TABLE = {
     vscode: 'Unavailable',
     doc: 'The process running the call or the run (the vault host, a mount server, a one-shot `proxy exec`) died before it ended. A run it owned is ended by its guard: the command stopped, its one-shot mount released, the checkpoint taken before it kept (the audit trail says so: `exec_failed`).',
   },
+  Conflict: {
+    exit: 27,
+    errno: 'EBUSY',
+    rpc: -31027,
+    vscode: null,
+    doc: 'An apply or a sync found paths changed on both sides since the base (`conflicts` lists every one, each with what the other side did); nothing was written.',
+  },
   PolicyFileInvalid: { exit: 24, errno: 'EINVAL', rpc: -31024, vscode: null, doc: 'A policy rules file failed validation; the message names the field.' },
   SandboxUnavailable: {
     exit: 27,

@@ -13,6 +13,7 @@ import { EXEC_METHODS } from './methods/exec';
 import { FILE_METHODS } from './methods/files';
 import { MOUNT_METHODS } from './methods/mounts';
 import { POLICY_METHODS } from './methods/policy';
+import { PROJECT_METHODS } from './methods/project';
 import { STORE_METHODS } from './methods/store';
 import { VAULT_METHODS } from './methods/vault';
 
@@ -30,6 +31,7 @@ export const METHODS = {
   ...MOUNT_METHODS,
   ...POLICY_METHODS,
   ...EXEC_METHODS,
+  ...PROJECT_METHODS,
 } as const;
 
 export type MethodName = keyof typeof METHODS;

@@ -146,6 +146,73 @@ export class Checkpoints {
     });
   }
 
+  /**
+   * Saves, as a new internal checkpoint, the tree of checkpoint `from` with some paths taken from
+   * the live tree instead: each edit names a path and the live inode now there (null: the path is
+   * absent). Edits run in order (removals deepest first, then additions parents first). What a
+   * sync makes its new base from: the old base with the project's changes, which the live tree now
+   * holds, and none of the vault's own.
+   */
+  derive(from: string, edits: Array<{ path: string; ino: number | null }>, prefix: string): CheckpointRow {
+    return writeTxn(this.db, () => {
+      const src = this.get(from);
+      const id = (this.db.prepare("SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'checkpoints'), 0) + 1 AS id").get() as { id: number }).id;
+      const name = `.${prefix}-${stamp(Date.now())}-${id}`;
+      this.db
+        .prepare('INSERT INTO checkpoints (id, name, created_ms, description, auto, file_count, total_bytes, journal_seq) SELECT ?, ?, ?, description, 1, 0, 0, journal_seq FROM checkpoints WHERE id = ?')
+        .run(id, name, Date.now(), src.id);
+      this.db.prepare(`INSERT INTO cp_inodes (cp, ${INODE_COLS}) SELECT ?, ${INODE_COLS} FROM cp_inodes WHERE cp = ?`).run(id, src.id);
+      this.db.prepare('INSERT INTO cp_dentries (cp, parent, name, ino) SELECT ?, parent, name, ino FROM cp_dentries WHERE cp = ?').run(id, src.id);
+      this.db.prepare('INSERT INTO cp_symlinks (cp, ino, target) SELECT ?, ino, target FROM cp_symlinks WHERE cp = ?').run(id, src.id);
+      this.db.prepare('INSERT INTO cp_extents (cp, ino, idx, hash) SELECT ?, ino, idx, hash FROM cp_extents WHERE cp = ?').run(id, src.id);
+      const child = this.db.prepare<[number, number, string], { ino: number }>('SELECT ino FROM cp_dentries WHERE cp = ? AND parent = ? AND name = ?');
+      const isDir = (ino: number) => ((this.db.prepare('SELECT mode FROM cp_inodes WHERE cp = ? AND ino = ?').get(id, ino) as { mode: number } | undefined)?.mode ?? 0) >> 12 === 4;
+      const dropInode = (ino: number) => {
+        if ((this.db.prepare('SELECT COUNT(*) AS n FROM cp_dentries WHERE cp = ? AND ino = ?').get(id, ino) as { n: number }).n > 0) return;
+        for (const c of this.db.prepare('SELECT name, ino FROM cp_dentries WHERE cp = ? AND parent = ?').all(id, ino) as Array<{ name: string; ino: number }>) {
+          this.db.prepare('DELETE FROM cp_dentries WHERE cp = ? AND parent = ? AND name = ?').run(id, ino, c.name);
+          dropInode(c.ino);
+        }
+        for (const t of ['cp_inodes', 'cp_symlinks', 'cp_extents']) this.db.prepare(`DELETE FROM ${t} WHERE cp = ? AND ino = ?`).run(id, ino);
+      };
+      const copyLive = (ino: number) => {
+        for (const t of ['cp_inodes', 'cp_symlinks', 'cp_extents']) this.db.prepare(`DELETE FROM ${t} WHERE cp = ? AND ino = ?`).run(id, ino);
+        this.db.prepare(`INSERT INTO cp_inodes (cp, ${INODE_COLS}) SELECT ?, ${INODE_COLS} FROM inodes WHERE ino = ?`).run(id, ino);
+        this.db.prepare('INSERT INTO cp_symlinks (cp, ino, target) SELECT ?, ino, target FROM symlinks WHERE ino = ?').run(id, ino);
+        this.db.prepare('INSERT INTO cp_extents (cp, ino, idx, hash) SELECT ?, ino, idx, hash FROM extents WHERE ino = ?').run(id, ino);
+      };
+      for (const e of edits) {
+        const parts = e.path.split('/').filter(Boolean);
+        const leaf = parts.pop();
+        if (leaf === undefined) continue;
+        let parent = 1;
+        for (const c of parts) {
+          const next = child.get(id, parent, c);
+          if (!next) throw new AvfsError('Internal', `deriving a checkpoint: ${e.path} has no parent ${c}`, { path: e.path });
+          parent = next.ino;
+        }
+        const old = child.get(id, parent, leaf)?.ino;
+        if (old !== undefined && e.ino !== null && isDir(old) && ((this.db.prepare('SELECT mode FROM inodes WHERE ino = ?').get(e.ino) as { mode: number } | undefined)?.mode ?? 0) >> 12 === 4) {
+          // A directory kept: its entries stay, its attributes are the live ones.
+          this.db.prepare(`UPDATE cp_inodes SET (mode, uid, gid, mtime_s, mtime_ns) = (SELECT mode, uid, gid, mtime_s, mtime_ns FROM inodes WHERE ino = ?) WHERE cp = ? AND ino = ?`).run(e.ino, id, old);
+          continue;
+        }
+        if (old !== undefined) {
+          this.db.prepare('DELETE FROM cp_dentries WHERE cp = ? AND parent = ? AND name = ?').run(id, parent, leaf);
+          dropInode(old);
+        }
+        if (e.ino === null) continue;
+        copyLive(e.ino);
+        this.db.prepare('INSERT INTO cp_dentries (cp, parent, name, ino) VALUES (?, ?, ?, ?)').run(id, parent, leaf, e.ino);
+      }
+      const counted = this.db
+        .prepare("SELECT COUNT(*) - 1 AS n, COALESCE(SUM(CASE WHEN (mode & 61440) = 32768 THEN size END), 0) AS bytes FROM cp_inodes WHERE cp = ?")
+        .get(id) as { n: number; bytes: number };
+      this.db.prepare('UPDATE checkpoints SET file_count = ?, total_bytes = ? WHERE id = ?').run(counted.n, counted.bytes, id);
+      return this.get(name);
+    });
+  }
+
   private usage(): TreeUsage {
     const r = this.db
       .prepare('SELECT c.live_bytes AS bytes, c.live_inodes AS files, (SELECT COALESCE(MAX(size), 0) FROM inodes WHERE (mode & 61440) = 32768) AS largest FROM counters c WHERE id = 1')

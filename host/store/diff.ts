@@ -14,12 +14,14 @@ import { CHUNK_SIZE } from './schema';
 
 export type TreeRef = { kind: 'live' } | { kind: 'checkpoint'; id: number; name: string };
 
-interface Node {
+export interface Node {
   path: string;
   ino: number;
   mode: number;
   size: number;
   target: string | null;
+  mtime_s: number;
+  mtime_ns: number;
 }
 
 function tables(ref: TreeRef): { inodes: string; dentries: string; symlinks: string; extents: string; where: string; params: number[] } {
@@ -39,7 +41,7 @@ export function listTree(db: Db, ref: TreeRef): Map<string, Node> {
       UNION ALL
       SELECT d.ino, tree.path || '/' || d.name FROM tree CROSS JOIN ${t.dentries} d ON d.parent = tree.ino AND ${cp('d')}
     )
-    SELECT tree.path AS path, i.ino AS ino, i.mode AS mode, i.size AS size, s.target AS target
+    SELECT tree.path AS path, i.ino AS ino, i.mode AS mode, i.size AS size, s.target AS target, i.mtime_s AS mtime_s, i.mtime_ns AS mtime_ns
     FROM tree CROSS JOIN ${t.inodes} i ON i.ino = tree.ino AND ${cp('i')}
     LEFT JOIN ${t.symlinks} s ON s.ino = i.ino AND ${cp('s')}
     WHERE tree.ino != 1`;
@@ -84,7 +86,8 @@ const octal = (mode: number) => '0' + (mode & 0o7777).toString(8).padStart(3, '0
 const PATCH_MAX_BYTES = 1024 * 1024;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-function asText(data: Buffer): string | undefined {
+/** The bytes as text for a patch, or undefined for a binary or too big a file. */
+export function asText(data: Buffer): string | undefined {
   if (data.length > PATCH_MAX_BYTES || data.includes(0)) return undefined;
   try {
     return utf8.decode(data);
@@ -93,20 +96,57 @@ function asText(data: Buffer): string | undefined {
   }
 }
 
+/** One path whose entry differs between two trees: its node before (null: absent) and after. */
+export interface PathChange {
+  path: string;
+  before: Node | null;
+  after: Node | null;
+}
+
+/**
+ * Every path whose entry differs between `from` and `to`, each on its own (a renamed directory
+ * is its old paths gone and its new ones added, children included), sorted by path. Directories
+ * differ by type or permission bits; files by content (chunk hashes) or bits; symlinks by target.
+ */
+export function pathChanges(db: Db, from: TreeRef, to: TreeRef): PathChange[] {
+  return readTxn(db, () => {
+    const a = listTree(db, from);
+    const b = listTree(db, to);
+    const sameContent = contentComparer(db, from, to);
+    const same = (x: Node, y: Node): boolean => {
+      if (kindOf(x.mode) !== kindOf(y.mode) || (x.mode & 0o7777) !== (y.mode & 0o7777)) return false;
+      return kindOf(x.mode) === 'directory' || sameContent(x, y);
+    };
+    const out: PathChange[] = [];
+    for (const [p, x] of a) {
+      const y = b.get(p);
+      if (!y) out.push({ path: p, before: x, after: null });
+      else if (!same(x, y)) out.push({ path: p, before: x, after: y });
+    }
+    for (const [p, y] of b) if (!a.has(p)) out.push({ path: p, before: null, after: y });
+    return out.sort((m, n) => (m.path < n.path ? -1 : m.path > n.path ? 1 : 0));
+  });
+}
+
+/** Same content, for two nodes of one kind (x in `from`, y in `to`): sizes, symlink targets, chunk lists. */
+function contentComparer(db: Db, from: TreeRef, to: TreeRef): (x: Node, y: Node) => boolean {
+  const changed = changedContent(db, from, to);
+  return (x, y) => {
+    if (x.size !== y.size) return false;
+    if (kindOf(x.mode) === 'symlink') return x.target === y.target;
+    if (kindOf(x.mode) !== 'file') return true;
+    if (x.ino === y.ino) return !changed.has(x.ino);
+    const ea = extentList(db, from, x.ino);
+    const eb = extentList(db, to, y.ino);
+    return ea.length === eb.length && ea.every((h, i) => h.equals(eb[i]!));
+  };
+}
+
 export function diffTrees(db: Db, chunks: ChunkStore, from: TreeRef, to: TreeRef, opts: { patch?: boolean } = {}): ChangeSummary {
   return readTxn(db, () => {
     const a = listTree(db, from);
     const b = listTree(db, to);
-    const changed = changedContent(db, from, to);
-    const sameContent = (x: Node, y: Node): boolean => {
-      if (x.size !== y.size) return false;
-      if (kindOf(x.mode) === 'symlink') return x.target === y.target;
-      if (kindOf(x.mode) !== 'file') return true;
-      if (x.ino === y.ino) return !changed.has(x.ino);
-      const ea = extentList(db, from, x.ino);
-      const eb = extentList(db, to, y.ino);
-      return ea.length === eb.length && ea.every((h, i) => h.equals(eb[i]!));
-    };
+    const sameContent = contentComparer(db, from, to);
 
     const summary: ChangeSummary = {
       from: from.kind === 'live' ? 'current' : from.name,

@@ -76,6 +76,20 @@ export function descendantRefs(home: AvfsHome, name: string): Buffer[] {
 const COPIED_TABLES = ['inodes', 'dentries', 'symlinks', 'extents', 'counters'];
 
 /**
+ * A vault made from a project names a base checkpoint (`base.checkpoint`, host/project/base.ts): the
+ * fork gets a copy of that one (no other checkpoint), so it has the same base and can be applied.
+ */
+function copyBaseCheckpoint(db: Db): void {
+  const names = db.prepare("SELECT DISTINCT value FROM src.meta WHERE key IN ('base.checkpoint', 'base.git_checkpoint')").all() as Array<{ value: string }>;
+  for (const { value: name } of names) {
+    const id = (db.prepare('SELECT id FROM src.checkpoints WHERE name = ?').get(name) as { id: number } | undefined)?.id;
+    if (id === undefined) continue;
+    db.prepare('INSERT INTO main.checkpoints SELECT * FROM src.checkpoints WHERE id = ?').run(id);
+    for (const t of ['cp_inodes', 'cp_dentries', 'cp_symlinks', 'cp_extents']) db.prepare(`INSERT INTO main.${t} SELECT * FROM src.${t} WHERE cp = ?`).run(id);
+  }
+}
+
+/**
  * Creates `name` as a fork of `source`: a new vault file with a copy of the source's tree
  * metadata and quotas, reading the source's chunks through its parent link.
  */
@@ -96,7 +110,8 @@ export function forkVault(home: AvfsHome, source: string, name: string): Vault {
           db.exec(`DELETE FROM main.${t}`);
           db.exec(`INSERT INTO main.${t} SELECT * FROM src.${t}`);
         }
-        db.exec("INSERT OR REPLACE INTO main.meta SELECT key, value FROM src.meta WHERE key LIKE 'quota.%' OR key LIKE 'policy.%'");
+        db.exec("INSERT OR REPLACE INTO main.meta SELECT key, value FROM src.meta WHERE key LIKE 'quota.%' OR key LIKE 'policy.%' OR key LIKE 'base.%'");
+        copyBaseCheckpoint(db);
         db.prepare("INSERT OR REPLACE INTO main.meta (key, value) VALUES ('parent', ?), ('forked_at', ?)").run(source, new Date().toISOString());
         fork.journal.append('fork_create', null, { details: { source } });
       });

@@ -57,7 +57,7 @@ function onHost<T>(what: string, hostPath: string, fn: () => T): T {
  * the tree. Absolute targets never do. `..` is taken the way the OS takes it: stepping back out of
  * a component that is itself a symlink in the tree goes wherever that link points, so it is refused.
  */
-function staysInside(relDir: string, target: string, isSymlink: (rel: string) => boolean): boolean {
+export function staysInside(relDir: string, target: string, isSymlink: (rel: string) => boolean): boolean {
   if (target.startsWith('/')) return false;
   const at = relDir ? relDir.split('/') : [];
   for (const c of target.split('/')) {
@@ -97,7 +97,10 @@ interface HostNode {
   target?: string;
 }
 
-function scanHost(root: string, skipped: SkippedEntry[]): HostNode[] {
+/** Leaves out (a directory with all it holds) what `leaveOut` says, by path relative to the tree root. */
+export type LeaveOut = (rel: string, isDir: boolean) => boolean;
+
+function scanHost(root: string, skipped: SkippedEntry[], leaveOut?: LeaveOut): HostNode[] {
   const out: HostNode[] = [];
   const hostIsSymlink = (r: string) => {
     try {
@@ -113,6 +116,7 @@ function scanHost(root: string, skipped: SkippedEntry[]): HostNode[] {
       const hostPath = path.join(root, childRel);
       const st = onHost('stat', hostPath, () => fs.lstatSync(hostPath, { bigint: true }));
       const kind = hostKind(st);
+      if (leaveOut?.(childRel, kind === 'directory')) continue;
       if (typeof kind === 'object') {
         skipped.push({ path: hostPath, type: kind.type, reason: kind.skip });
         continue;
@@ -151,7 +155,7 @@ function makeRoom(vfs: Vfs, dst: string, keepDirectory: boolean, force: boolean)
  * (a failure leaves nothing behind). Existing vault entries are replaced only with `force`;
  * directories are merged.
  */
-export function importTree(vfs: Vfs, hostPath: string, vaultDir: string, opts: { force?: boolean } = {}): TransferStats {
+export function importTree(vfs: Vfs, hostPath: string, vaultDir: string, opts: { force?: boolean; leaveOut?: LeaveOut } = {}): TransferStats {
   const force = !!opts.force;
   let rootStat: fs.Stats;
   try {
@@ -188,7 +192,7 @@ export function importTree(vfs: Vfs, hostPath: string, vaultDir: string, opts: {
     });
     return stats;
   }
-  const nodes = scanHost(hostPath, stats.skipped);
+  const nodes = scanHost(hostPath, stats.skipped, opts.leaveOut);
   const seen = new Map<string, string>();
   const dirTimes: Array<[string, bigint]> = [];
   vfs.mutate(base, () => {

@@ -26,4 +26,6 @@ export declare function startCodeServer(opts: {
   onOutput?: (line: string) => void;
   log?: (line: string) => void;
   startTimeoutMs?: number;
+  /** false: no smoke-test driver, so toasts show (and the URL's payload is ignored: run an installed extension). */
+  smokeTestDriver?: boolean;
 }): Promise<CodeServer>;

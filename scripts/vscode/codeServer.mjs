@@ -52,6 +52,9 @@ export const QUIET_SETTINGS = {
  * @param {(line: string) => void} [opts.onOutput]   every line code-server prints (stdout and stderr)
  * @param {(line: string) => void} [opts.log]
  * @param {number} [opts.startTimeoutMs]
+ * @param {boolean} [opts.smokeTestDriver]   true (default): the workbench takes a development extension and a tests entry from the URL,
+ *   and shows no toasts (notifications go only to the Notification Center); false: a window as a person has it, toasts and all,
+ *   running the extensions installed in `<stateDir>/extensions` (see installed.mjs)
  * @returns {Promise<CodeServer>}
  */
 export async function startCodeServer(opts) {
@@ -74,8 +77,8 @@ export async function startCodeServer(opts) {
     '--disable-getting-started-override',
     '--ignore-last-opened',
     // Without the smoke-test driver the workbench ignores the URL's payload (development extension,
-    // tests entry) and never reports the tests' exit code.
-    '--vscode-option', 'enable-smoke-test-driver',
+    // tests entry) and never reports the tests' exit code; with it, it shows no toasts.
+    ...(opts.smokeTestDriver === false ? [] : ['--vscode-option', 'enable-smoke-test-driver']),
     '--user-data-dir', userDataDir,
     '--extensions-dir', extensionsDir,
   ];

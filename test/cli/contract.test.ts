@@ -93,6 +93,18 @@ describe('CLI --json output is the operation\'s result', () => {
     await check(['export', '/imported', join(t.dir, 'out')], 'fs/export');
   });
 
+  test('a vault made from a project, and the way back', async () => {
+    const proj = join(t.dir, 'project');
+    mkdirSync(join(proj, 'src'), { recursive: true });
+    writeFileSync(join(proj, 'src', 'a.txt'), 'a');
+    await check(['vault', 'create', 'p', '--from', proj, '--no-use'], 'project/create');
+    await check(['--vault', 'p', 'write', '/src/a.txt', 'from the vault'], 'fs/writeFile');
+    await check(['apply', '--dry-run', '--patch', '--vault', 'p'], 'project/apply');
+    await check(['apply', '--vault', 'p'], 'project/apply');
+    writeFileSync(join(proj, 'b.txt'), 'b');
+    await check(['vault', 'sync', '--vault', 'p'], 'project/sync');
+  });
+
   test('quotas, stats, gc, checkpoints, audit', async () => {
     await check(['quota'], 'quota/get');
     await check(['quota', 'show'], 'quota/get');

@@ -1,6 +1,6 @@
 // The README's pictures, taken from the real UI: the Vaults view with vaults, a fork and
 // checkpoints; a checkpoint compared with the current tree in the native diff editor; an agent's
-// command waiting for approval in a notification; the Executions view showing a run's diff.
+// command waiting for approval (its picture: test/start.test.ts); the Executions view showing a run's diff.
 //   npm run screenshots   (writes docs/screenshots/*.png)
 // In a whole test run they are taken too (into the run's screenshot folder), so they cannot rot.
 // They use an avfs home of their own (the `avfs.home` setting), so no other test's vault shows.
@@ -91,8 +91,8 @@ describe('README pictures', () => {
     await frame();
     // Headless Chromium shows notifications in the Notification Center: it opens to show this one.
     await notification(/Agent wants to run .* in vault web-app/, 20_000);
-    await ui('moveMouse', { x: 700, y: 300 });
-    await ui('screenshot', { name: 'approval-notification' });
+    // Its picture (approval-notification.png) is of the toast, which only a window without the
+    // smoke-test driver shows: test/start.test.ts takes it in `npm start`.
     // Too long to show whole (132 characters): the notification offers Review…, whose modal has the answers.
     const modal = answerNextModal('Approve Once');
     await ui('click', { role: 'button', name: 'Review…', exact: true, within: '.notifications-center' });

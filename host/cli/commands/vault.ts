@@ -16,8 +16,11 @@ export function register(program: Command, act: Act): void {
     quotaOptions(vault.command('create <name>').description('create a vault and make it the current one'))
       .option('--no-use', 'do not make the new vault the current one')
       .option('-b, --backend <name>', 'storage backend (sqlite)', 'sqlite')
+      .option('--from <dir>', 'fill it from a project folder and remember that base (for avfs apply and vault sync); .git and .gitignore\'d paths are left out')
+      .option('--exclude <pattern>', 'with --from: also leave out paths matching this gitignore-style pattern (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
       .action(act('vault.create')),
     'avfs vault create demo --max-size-mb 512',
+    'avfs vault create task-42 --from . --exclude dist',
   );
   example(vault.command('list').description('list vaults (forks under their parent)').action(act('vault.list')), 'avfs vault list --json');
   example(vault.command('info [name]').description('show a vault: sizes, quotas, parent, forks, checkpoints').action(act('vault.info')), 'avfs vault info demo');

@@ -49,6 +49,16 @@ export const vaultHandlers = {
     if (opts.backend !== 'sqlite') {
       throw new AvfsError('NotSupported', `backend ${JSON.stringify(opts.backend)} is not available: this build has sqlite`, { backend: opts.backend });
     }
+    if (opts.from !== undefined) {
+      const exclude = (opts as unknown as { exclude?: string[] }).exclude ?? [];
+      const f = await ctx.call('project/create', { name, host_path: opts.from, host_cwd: process.cwd(), exclude, quotas: readQuotaOptions(opts), use: opts.use });
+      ctx.print(cmd, f, () =>
+        `created vault ${name} from ${f.base.source}: ${f.files_imported} files, ${f.dirs_created} directories, ${f.symlinks} symlinks (${humanBytes(f.total_bytes)})` +
+        `${f.base.git_commit ? `; base commit ${f.base.git_commit.slice(0, 12)}` : ''}${f.current ? ' (now current)' : ''}`,
+      );
+      return;
+    }
+    if (opts.exclude !== undefined) throw new AvfsError('InvalidInput', '--exclude goes with --from');
     const r = await ctx.call('vault/create', { name, quotas: readQuotaOptions(opts), use: opts.use });
     ctx.print(cmd, r, () => `created vault ${name}${r.current ? ' (now current)' : ''}`);
   },

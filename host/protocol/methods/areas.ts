@@ -4,7 +4,7 @@
  */
 import type { MethodName } from '../methods';
 
-export type MethodArea = 'vault' | 'files' | 'checkpoints' | 'store' | 'mounts' | 'policy' | 'exec';
+export type MethodArea = 'vault' | 'files' | 'checkpoints' | 'store' | 'mounts' | 'policy' | 'exec' | 'project';
 
 export function areaOf(method: MethodName): MethodArea {
   const [prefix] = method.split('/');
@@ -22,6 +22,8 @@ export function areaOf(method: MethodName): MethodArea {
       return 'policy';
     case 'exec':
       return 'exec';
+    case 'project':
+      return 'project';
   }
   throw new Error(`no area for the method ${method}`);
 }
@@ -40,5 +42,6 @@ async function tableOf(area: MethodArea): Promise<Record<string, unknown>> {
     case 'mounts': return (await import('./mounts')).MOUNT_METHODS;
     case 'policy': return (await import('./policy')).POLICY_METHODS;
     case 'exec': return (await import('./exec')).EXEC_METHODS;
+    case 'project': return (await import('./project')).PROJECT_METHODS;
   }
 }

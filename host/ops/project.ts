@@ -1,0 +1,147 @@
+/**
+ * Vaults made from a project folder and the way back (`project/*`): create with a base, apply the
+ * vault's work to the project (or onto a git branch, or into a patch), sync the project's work
+ * into the vault. The three-way rules are in host/project/.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { AvfsError } from '../protocol/errors';
+import type { ApplyResult, ChangePlan, ProjectBase } from '../protocol/project';
+import { writeTxn } from '../store/db';
+import type { Vault } from '../store/vault';
+import { importTree } from '../vfs/transfer';
+import { Vfs } from '../vfs/vfs';
+import { mustReadBase, readBase, writeBase } from '../project/base';
+import { commitSteps, recover } from '../project/commit';
+import { commitBranch, gitInfo, writePatch } from '../project/git';
+import { ProjectIgnore } from '../project/ignore';
+import { planApply } from '../project/plan';
+import { planSync } from '../project/sync';
+import { refOf, TreeReader } from '../project/trees';
+import type { OpsContext, OpsTable } from './context';
+import { writing, reading } from './vaultAccess';
+
+/** A project folder given on the host: resolved against the caller's cwd, symlinks resolved, a directory. */
+function projectDir(given: string, cwd: string | undefined): string {
+  const abs = path.resolve(cwd ?? process.cwd(), given);
+  let real: string;
+  try {
+    real = fs.realpathSync(abs);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new AvfsError(code === 'ENOENT' ? 'NotFound' : 'PermissionDenied', `cannot open the project folder ${abs}: ${code ?? (e as Error).message}`, { path: abs });
+  }
+  if (!fs.statSync(real).isDirectory()) throw new AvfsError('NotADirectory', `not a folder: ${abs}`, { path: abs });
+  return real;
+}
+
+function conflictError(plan: ChangePlan): AvfsError {
+  const list = plan.conflicts.map((c) => `${c.path} (${c.reason})`);
+  return new AvfsError(
+    'Conflict',
+    `${plan.conflicts.length} path${plan.conflicts.length === 1 ? '' : 's'} changed on both sides since the base; nothing was written: ${list.join(', ')}`,
+    { vault: plan.vault, project: plan.project, conflicts: plan.conflicts },
+  );
+}
+
+const nothingMore = { dry_run: false, applied: 0, new_base: null, recovered: [] as string[] };
+
+/** Moves the base to `checkpoint` (a tree both sides now agree on) and drops the old one. */
+function moveBase(v: Vault, base: ProjectBase, checkpoint: string): void {
+  writeTxn(v.db, () => {
+    writeBase(v, { ...base, checkpoint, moved_at: new Date().toISOString() });
+    if (base.checkpoint !== base.git_checkpoint) v.checkpoints.delete(base.checkpoint);
+  });
+}
+
+function apply(ctx: OpsContext, p: Parameters<OpsTable['project/apply']>[1]): ApplyResult {
+  if (p.git_branch !== undefined && p.patch_out !== undefined) throw new AvfsError('InvalidInput', 'give --git-branch or --patch-out, not both');
+  return writing(ctx, p.vault, (v) => {
+    const base = mustReadBase(v);
+    const root = projectDir(p.host_path ?? base.source, p.host_cwd);
+    const baseTree = new TreeReader(v, refOf(base.checkpoint, v));
+    if (p.git_branch !== undefined || p.patch_out !== undefined) {
+      // Neither touches the project folder: the base stays where it is.
+      const live = new TreeReader(v, { kind: 'live' });
+      if (p.patch_out !== undefined) {
+        const { plan, changes } = planApply(v, base, baseTree, live, root, { patch: p.patch, hostChecks: false });
+        const file = path.resolve(p.host_cwd ?? process.cwd(), p.patch_out);
+        writePatch(file, changes, baseTree, live);
+        return { ...plan, ...nothingMore, applied: changes.length, patch_out: file };
+      }
+      if (!base.git_commit || !base.git_checkpoint) {
+        throw new AvfsError('NotSupported', `vault ${v.name} was not made from a git repository with a commit: there is no base commit for a branch`, { vault: v.name });
+      }
+      // The branch starts at the commit the vault was made from, so its changes count from the tree of then.
+      const gitTree = new TreeReader(v, refOf(base.git_checkpoint, v));
+      const { plan, changes } = planApply(v, { ...base, checkpoint: base.git_checkpoint }, gitTree, live, root, { patch: p.patch, hostChecks: false });
+      const commit = commitBranch(root, base.git_commit, base.git_prefix, p.git_branch!, p.message ?? `avfs: the changes of vault ${v.name}`, changes, live);
+      return { ...plan, ...nothingMore, applied: changes.length, git_branch: { name: p.git_branch!, commit, parent: base.git_commit } };
+    }
+    const recovered = recover(root);
+    if (p.dry_run) {
+      const { plan } = planApply(v, base, baseTree, new TreeReader(v, { kind: 'live' }), root, { patch: p.patch });
+      return { ...plan, ...nothingMore, dry_run: true, recovered };
+    }
+    // The vault's tree as it is now: what is applied and, after, the new base (an agent may keep writing meanwhile).
+    const snap = v.checkpoints.save({ internal: true, prefix: 'base' });
+    try {
+      const { plan, steps } = planApply(v, base, baseTree, new TreeReader(v, refOf(snap.name, v)), root, { patch: p.patch });
+      if (plan.conflicts.length > 0) throw conflictError(plan);
+      const applied = commitSteps(root, steps);
+      moveBase(v, base, snap.name);
+      v.journal.append('project_apply', null, { details: { project: root, applied, base: snap.name } });
+      return { ...plan, dry_run: false, applied, new_base: snap.name, recovered };
+    } catch (e) {
+      if (readBase(v)?.checkpoint !== snap.name) v.checkpoints.delete(snap.name);
+      throw e;
+    }
+  });
+}
+
+export const projectOps = {
+  'project/create': (ctx, p) => {
+    const root = projectDir(p.host_path, p.host_cwd);
+    ctx.home.create(p.name, p.quotas ?? {}).close();
+    try {
+      const r = writing(ctx, p.name, (v) => {
+        const ignore = new ProjectIgnore(root, p.exclude);
+        const s = importTree(new Vfs(v), root, '/', { leaveOut: (rel, isDir) => ignore.leftOut(rel, isDir) });
+        const g = gitInfo(root);
+        const base: ProjectBase = {
+          source: root,
+          checkpoint: '',
+          git_commit: g?.commit ?? null,
+          git_checkpoint: null,
+          git_prefix: g?.prefix ?? '',
+          exclude: p.exclude,
+          created_at: new Date().toISOString(),
+          moved_at: null,
+        };
+        writeTxn(v.db, () => {
+          base.checkpoint = v.checkpoints.save({ internal: true, prefix: 'base' }).name;
+          if (base.git_commit) base.git_checkpoint = base.checkpoint;
+          writeBase(v, base);
+        });
+        return { created: p.name, current: p.use, path: v.file, base, files_imported: s.files, dirs_created: s.dirs, symlinks: s.symlinks, total_bytes: s.bytes };
+      });
+      if (p.use) ctx.home.setCurrent(p.name);
+      return r;
+    } catch (e) {
+      ctx.home.removeFiles(p.name);
+      throw e;
+    }
+  },
+
+  'project/base': (ctx, p) => reading(ctx, p.vault, (v) => ({ vault: v.name, base: readBase(v) })),
+
+  'project/apply': apply,
+
+  'project/sync': (ctx, p) =>
+    writing(ctx, p.vault, (v) => {
+      const base = mustReadBase(v);
+      const root = projectDir(p.host_path ?? base.source, p.host_cwd);
+      const recovered = recover(root);
+      return planSync(v, base, root, { dryRun: p.dry_run, patch: p.patch, recovered, conflict: conflictError });
+    }),
+} satisfies Partial<OpsTable>;
