@@ -92,6 +92,8 @@ const stop = async (why) => {
   say(`${why}: stopping the agent and code-server`);
   agent?.stdin.end();
   await Promise.all([agentExited, server.stop()]);
+  // The window's vault host is nobody's child (it outlives windows): stopped with the rest.
+  spawnSync(process.execPath, [cli, 'host', 'stop'], { env: { ...process.env, AVFS_HOME: home }, stdio: 'ignore', timeout: 30_000 });
   process.exit(0);
 };
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.once(signal, () => void stop(signal));

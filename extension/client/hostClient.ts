@@ -1,5 +1,6 @@
 // The extension's connection to the vault host: it spawns `avfs host --stdio` on the Node named by
-// `avfs.nodePath` (or, when a host already serves this avfs home, connects to that host's socket),
+// `avfs.nodePath` (or, when a host already serves this avfs home, connects to that host's socket;
+// the host it spawns is not tied to this window: it outlives it while others need it),
 // introduces itself, sends requests with a timeout each, passes the host's notifications on, and
 // restarts the host after a crash (1, 2, 4 s apart, then it gives up until asked). No `vscode`
 // import: the editor's side (messages, status bar, log channel) listens to its events.
@@ -29,6 +30,11 @@ export interface HostSettings {
   /** The avfs home (AVFS_HOME); undefined: the extension host's $AVFS_HOME, else ~/.avfs. */
   home: string | undefined;
   requestTimeoutMs: number;
+  /**
+   * How long a host this window starts stays once nothing needs it (no window, run, pending
+   * approval or kept mount): `avfs host --idle-exit`. Undefined: the host's default (60 s).
+   */
+  idleExitMs?: number;
 }
 
 export interface HostClientOptions {
@@ -90,7 +96,7 @@ export class HostClient {
     if (this.current.name === 'idle' && !this.options.mayStart?.()) void this.connect(0);
   }
 
-  /** Stops the host this client started (or leaves the socket of one it did not) and starts afresh. */
+  /** Leaves the host (it lives on while other clients need it) and connects afresh: to it, or to a new one. */
   async restart(): Promise<void> {
     if (this.current.name === 'stopped' || this.options.mayStart?.()) return;
     this.generation++;
@@ -227,6 +233,7 @@ export class HostClient {
         nodePath: settings.nodePath,
         script: this.options.hostScript,
         env,
+        ...(settings.idleExitMs !== undefined ? { idleExitMs: settings.idleExitMs } : {}),
         wire: (connection) => this.wire(connection),
         // The host writes its log lines to stderr and sends them as `log` notifications: once those
         // arrive, its stderr goes to trace level (it still explains a crash, see stderrTail).

@@ -1,18 +1,15 @@
 // How the client reaches a host: a spawned `avfs host --stdio` child (its stdin and stdout carry
 // JSON-RPC, its stderr the host's log), or the Unix socket of a host that already serves the home.
 // Either way the client gets a Transport: a connection, a promise of how it ended, and close().
+// The spawned host is not this window's: it runs in a session of its own (a window's process group
+// being stopped does not reach it), and close() only leaves it. It goes on serving other windows,
+// runs and approvals, and exits by itself once idle (`--idle-exit`).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createConnection, type Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 import * as rpc from 'vscode-jsonrpc/node';
 import { describeExit } from './launch';
 
-/**
- * Deliberate stop: stdin closed (the host's signal to shut down: it cancels its runs and unmounts
- * what it mounted), then SIGTERM, then SIGKILL.
- */
-const STOP_GRACE_MS = 3000;
-const KILL_GRACE_MS = 2000;
 /** Lines of the host's stderr kept to explain a crash. */
 const STDERR_TAIL_LINES = 40;
 
@@ -25,6 +22,7 @@ export interface Transport {
   /** What the host printed on stderr lately (spawned only). */
   stderrTail(): string;
   pid: number | undefined;
+  /** Leaves the host: this client's runs are cancelled; the host itself lives on while others need it. */
   close(): Promise<void>;
 }
 
@@ -39,18 +37,21 @@ export class StartError extends Error {
 }
 
 /**
- * Spawns `<nodePath> <script> host --stdio`. `wire` sets the connection up and starts it; each line
- * the host writes on stderr goes to `onStderr` and is kept (the last ones) for stderrTail().
+ * Spawns `<nodePath> <script> host --stdio` in a session of its own. `wire` sets the connection up
+ * and starts it; each line the host writes on stderr goes to `onStderr` and is kept (the last ones)
+ * for stderrTail(). `idleExitMs`: how long the host stays once nothing needs it.
  */
 export function spawnHost(opts: {
   nodePath: string;
   script: string;
   env: NodeJS.ProcessEnv;
+  idleExitMs?: number;
   wire: (connection: rpc.MessageConnection) => void;
   onStderr: (line: string) => void;
 }): Transport {
   const { nodePath } = opts;
-  const child = spawn(nodePath, [opts.script, 'host', '--stdio'], { env: opts.env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const args = [opts.script, 'host', '--stdio', ...(opts.idleExitMs !== undefined ? ['--idle-exit', String(opts.idleExitMs)] : [])];
+  const child = spawn(nodePath, args, { env: opts.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
   // Writes to a host that just died fail with EPIPE: the exit is handled through `closed`.
   child.stdin.on('error', () => {});
   const tail: string[] = [];
@@ -71,46 +72,73 @@ export function spawnHost(opts: {
     closed,
     pid: child.pid,
     stderrTail: () => tail.join('\n'),
-    close: () => stopChild(child, connection, closed),
+    close: async () => leaveChild(child, connection),
   };
-  }
+}
 
-/** Connects to a running host's Unix socket (same protocol as stdio); `wire` sets up and starts the connection. */
-export function connectSocket(path: string, wire: (connection: rpc.MessageConnection) => void): Promise<Transport> {
+/** How long a host that holds the home but does not listen yet (it is starting) is waited for. */
+const READY_WAIT_MS = 15_000;
+
+function connectOnce(path: string): Promise<Socket> {
   return new Promise((resolve, reject) => {
     const socket: Socket = createConnection(path);
-    socket.once('error', (e) => reject(new StartError(`cannot connect to the running host's socket ${path}: ${e.message}`)));
+    socket.once('error', reject);
     socket.once('connect', () => {
-      const closed = new Promise<string>((r) => socket.once('close', () => r('its socket closed')));
-      const connection = rpc.createMessageConnection(new rpc.SocketMessageReader(socket), new rpc.SocketMessageWriter(socket));
-      socket.on('error', () => {});
-      wire(connection);
-      resolve({
-        via: 'socket',
-        connection,
-        closed,
-        pid: undefined,
-        stderrTail: () => '',
-        close: async () => {
-          connection.dispose();
-          socket.end();
-          socket.destroy();
-          await closed;
-        },
-      });
+      socket.removeListener('error', reject);
+      resolve(socket);
     });
   });
 }
 
-/** Stops a host child: end of stdin (it shuts down, unmounting what it mounted), then SIGTERM, then SIGKILL. */
-async function stopChild(child: ChildProcess, connection: rpc.MessageConnection, closed: Promise<string>): Promise<void> {
-  const exited = () => child.exitCode !== null || child.signalCode !== null;
-  const wait = (ms: number) => Promise.race([closed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
+/**
+ * Connects to a running host's Unix socket (same protocol as stdio); `wire` sets up and starts the
+ * connection. A host that has claimed the home is not listening yet for a moment (two windows
+ * starting together: one host wins, the other is told its socket before it exists): no socket
+ * (ENOENT) or nobody accepting (ECONNREFUSED) is waited out, up to READY_WAIT_MS.
+ */
+export async function connectSocket(path: string, wire: (connection: rpc.MessageConnection) => void): Promise<Transport> {
+  const deadline = Date.now() + READY_WAIT_MS;
+  let socket: Socket;
+  for (;;) {
+    try {
+      socket = await connectOnce(path);
+      break;
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if ((code !== 'ENOENT' && code !== 'ECONNREFUSED') || Date.now() >= deadline) {
+        throw new StartError(`cannot connect to the running host's socket ${path}: ${(e as Error).message}`);
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  const closed = new Promise<string>((r) => socket.once('close', () => r('its socket closed')));
+  const connection = rpc.createMessageConnection(new rpc.SocketMessageReader(socket), new rpc.SocketMessageWriter(socket));
+  socket.on('error', () => {});
+  wire(connection);
+  return {
+    via: 'socket',
+    connection,
+    closed,
+    pid: undefined,
+    stderrTail: () => '',
+    close: async () => {
+      connection.dispose();
+      socket.end();
+      socket.destroy();
+      await closed;
+    },
+  };
+}
+
+/**
+ * Leaves a spawned host: the connection goes and its stdin ends (the host drops this client and
+ * cancels its runs), and its pipes are let go so this process does not wait on them. The host is
+ * not stopped: other windows and terminals may be using it; it exits once idle.
+ */
+function leaveChild(child: ChildProcess, connection: rpc.MessageConnection): void {
   connection.dispose();
   child.stdin?.end();
-  if (exited() || (await wait(STOP_GRACE_MS))) return;
-  child.kill('SIGTERM');
-  if (await wait(KILL_GRACE_MS)) return;
-  child.kill('SIGKILL');
-  await wait(KILL_GRACE_MS);
+  child.stdout?.destroy();
+  child.stderr?.destroy();
+  child.unref();
 }

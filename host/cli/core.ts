@@ -9,6 +9,7 @@ import { CliContext, type CliIo } from './context';
 import type { checkpointHandlers } from './handlers/checkpoint';
 import type { fileHandlers } from './handlers/files';
 import type { hostHandlers } from './handlers/host';
+import type { hookHandlers } from './handlers/hook';
 import type { mcpHandlers } from './handlers/mcp';
 import type { mountHandlers } from './handlers/mount';
 import type { policyHandlers } from './handlers/policy';
@@ -28,7 +29,8 @@ export async function settleOrphanedRun(argv: string[]): Promise<void> {
 }
 
 type Handlers = typeof vaultHandlers & typeof fileHandlers & typeof storeHandlers & typeof checkpointHandlers &
-  typeof mountHandlers & typeof policyHandlers & typeof proxyHandlers & typeof hostHandlers & typeof projectHandlers & typeof mcpHandlers;
+  typeof mountHandlers & typeof policyHandlers & typeof proxyHandlers & typeof hostHandlers & typeof projectHandlers & typeof mcpHandlers &
+  typeof hookHandlers;
 export type HandlerName = keyof Handlers;
 type Handler = (ctx: CliContext, ...a: unknown[]) => unknown;
 
@@ -56,6 +58,7 @@ async function handlersOf(area: string): Promise<Record<string, unknown>> {
     case 'host': return (await import('./handlers/host')).hostHandlers;
     case 'project': return (await import('./handlers/project')).projectHandlers;
     case 'mcp': return (await import('./handlers/mcp')).mcpHandlers;
+    case 'hook': return (await import('./handlers/hook')).hookHandlers;
   }
   return {};
 }

@@ -49,7 +49,7 @@ export class ApprovalBroker implements Approver {
 
   ask(req: ApprovalRequest, signal: AbortSignal): Promise<ApprovalOutcome> {
     if (this.opts.peers(req).length === 0) {
-      return Promise.resolve({ kind: 'no_approver', why: 'no approver is connected to the host (open VS Code with the avfs extension, or answer with `avfs approve`)' });
+      return Promise.resolve({ kind: 'no_approver', why: 'no approver is connected to the host (open VS Code with the avfs extension, or run `avfs approvals --watch` in a terminal)' });
     }
     // One question per id: a second one would take over the first one's answers (the host refuses a
     // run id in use; this holds for any other caller too).

@@ -3,7 +3,7 @@
  * find it through `<home>/host.json`, connect to its socket, introduce yourself. No host, or one
  * that crashed (its record is cleared on the way), means the caller works in-process.
  */
-import { connect, type Socket } from 'node:net';
+import { connect, Socket } from 'node:net';
 import { createMessageConnection, ErrorCodes, type MessageConnection, ResponseError, CancellationTokenSource } from 'vscode-jsonrpc/node';
 import type { z } from 'zod';
 import { AvfsError } from '../protocol/errors';
@@ -12,6 +12,7 @@ import type { MethodName, MethodParams, MethodResult } from '../protocol/methods
 import type { HomeDir } from '../store/homeDir';
 import { type HostRecord, readHost } from './lock';
 import { FrameReader, FrameWriter } from './frames';
+import { pidAlive } from '../fuse/liveness';
 import { fromRpcError } from './rpcErrors';
 
 export interface HostClient {
@@ -34,7 +35,10 @@ export interface ConnectOptions {
   timeoutMs?: number;
 }
 
-function openSocket(path: string, timeoutMs: number): Promise<Socket | undefined> {
+/** How long a host that holds the home but is not listening yet (it is starting) is waited for. */
+const READY_WAIT_MS = 15_000;
+
+function connectOnce(path: string, timeoutMs: number): Promise<Socket | NodeJS.ErrnoException | undefined> {
   return new Promise((resolve) => {
     const s = connect(path);
     const timer = setTimeout(() => {
@@ -45,11 +49,27 @@ function openSocket(path: string, timeoutMs: number): Promise<Socket | undefined
       clearTimeout(timer);
       resolve(s);
     });
-    s.once('error', () => {
+    s.once('error', (e: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      resolve(undefined);
+      resolve(e);
     });
   });
+}
+
+/**
+ * Connects to the host's socket. A host claims the home (host.json) before its socket listens: a
+ * caller that comes in between finds no socket (ENOENT) or nobody accepting (ECONNREFUSED), and
+ * waits while that host's process lives, rather than taking the host for gone.
+ */
+async function openSocket(host: HostRecord, timeoutMs: number): Promise<Socket | undefined> {
+  const deadline = Date.now() + Math.max(timeoutMs, READY_WAIT_MS);
+  for (;;) {
+    const r = await connectOnce(host.socket, timeoutMs);
+    if (r instanceof Socket) return r;
+    const starting = r !== undefined && (r.code === 'ENOENT' || r.code === 'ECONNREFUSED') && pidAlive(host.pid);
+    if (!starting || Date.now() >= deadline) return undefined;
+    await new Promise((res) => setTimeout(res, 50));
+  }
 }
 
 /** A call the host will never answer: it closed the connection (it died, or stopped) while the call was in flight. */
@@ -78,7 +98,7 @@ async function request<T>(conn: MessageConnection, method: string, params: unkno
 export async function connectHost(home: HomeDir, opts: ConnectOptions): Promise<HostClient | undefined> {
   const host = readHost(home);
   if (!host) return undefined;
-  const socket = await openSocket(host.socket, opts.timeoutMs ?? 2000);
+  const socket = await openSocket(host, opts.timeoutMs ?? 2000);
   if (!socket) return undefined;
   const reader = new FrameReader(socket);
   const conn = createMessageConnection(reader, new FrameWriter(socket));
@@ -115,8 +135,10 @@ export async function connectHost(home: HomeDir, opts: ConnectOptions): Promise<
       callHost: async (method, params) => HOST_METHODS[method].result.parse(await request(conn, method, params, undefined, host)) as never,
       close,
     };
-  } catch {
+  } catch (e) {
     close();
+    // A host that answered, refusing what this client offered (to answer approvals from inside a run), is not "no host".
+    if (e instanceof AvfsError && e.kind === 'SelfApproval') throw e;
     return undefined;
   }
 }

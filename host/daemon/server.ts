@@ -1,7 +1,10 @@
 /**
  * The vault host: one long-lived process per avfs home that serves the operations over JSON-RPC
  * (vscode-jsonrpc) on a Unix socket in the home (owner-only) and, with `--stdio`, on its own
- * stdin/stdout for the parent that spawned it (the VS Code extension). It fans vault change
+ * stdin/stdout for the parent that spawned it (the VS Code extension). The parent is one client
+ * among others: when it goes, the host keeps serving while anything holds it (another client, a
+ * run, a pending approval, a mount it keeps) and exits once it has been idle for the grace period
+ * (`idleExitMs`). It fans vault change
  * events out to every client, runs `exec/run` through the same pipeline as the CLI (mounts are
  * served by mount-server processes, never by this one), and brokers approvals between the
  * commands that need them and the clients that can answer.
@@ -26,6 +29,7 @@ import { METHOD_NAMES, METHODS, type MountInfo } from '../protocol/methods';
 import { type PolicyEngine, createPolicyEngine } from '../policy/engine';
 import { addAlwaysAllowRules } from '../policy/sources';
 import { runExec } from '../proxy/pipeline';
+import { describePeer, type Peer, peerOfPid, peerOfSocket, runOf, stillThere } from '../proxy/peer';
 import { RunnerProcess } from '../proxy/runnerClient';
 import { MountRegistry } from '../fuse/registry';
 import { stopMount } from '../fuse/server';
@@ -48,8 +52,15 @@ export interface HostOptions {
   workers?: number;
   /** Log every call (client, method, milliseconds) on the host's own log; off by default. */
   logCalls?: boolean;
-  /** Also serve the parent on stdin/stdout; the host stops when that stream ends. */
+  /** Also serve the parent on stdin/stdout, as one client: its end does not stop the host. */
   stdio?: boolean;
+  /**
+   * Stop after this long with nothing to hold the host: no client, no run, no pending approval,
+   * no live mount it keeps. 0 or undefined: never (a host started in a terminal runs until stopped).
+   */
+  idleExitMs?: number;
+  /** The parent's stdin ended (it went away): its stderr may be gone too. */
+  onParentGone?: () => void;
   approvalTimeoutMs?: number;
   /** A socket connection that does not say client/hello, or a message not sent whole, within this is closed (default 30 s). */
   slowClientTimeoutMs?: number;
@@ -64,6 +75,10 @@ interface Client {
   approver: boolean | 'own';
   conn: MessageConnection;
   connectedAt: string;
+  /** The process on the other end, from the kernel (SO_PEERCRED) or, for stdio, the parent. */
+  peer: Peer | undefined;
+  /** Why that process belongs to an avfs run, as judged when it connected (undefined: it does not). */
+  inRun: string | undefined;
   /** Called when it says client/hello. */
   introduced?: () => void;
 }
@@ -91,6 +106,8 @@ export class VaultHost {
   /** Starts the commands of exec/run: a fork of this process would cost several times more. */
   private readonly runner = new RunnerProcess();
   private stopping: Promise<void> | undefined;
+  private idleTimer: NodeJS.Timeout | undefined;
+  private idleSweep: NodeJS.Timeout | undefined;
   private resolveStopped!: () => void;
   readonly stopped = new Promise<void>((r) => (this.resolveStopped = r));
 
@@ -101,7 +118,10 @@ export class VaultHost {
       timeoutMs: opts.approvalTimeoutMs ?? 300_000,
       peers: (req) => this.approversFor(req),
       alwaysAllow: (req, by) => addAlwaysAllowRules(opts.home.dir, req, by),
-      onSettled: (id, record) => this.notify('approval/settled', { id, record }),
+      onSettled: (id, record) => {
+        this.notify('approval/settled', { id, record });
+        this.checkIdle();
+      },
       log: (m) => this.log('warn', m),
     });
   }
@@ -122,10 +142,18 @@ export class VaultHost {
       this.watcher = new ChangeWatcher(this.opts.home, (n) => this.notify('vault/changed', n), (m) => this.log('warn', m));
       this.watcher.start();
       if (this.opts.stdio) {
-        process.stdin.on('end', () => void this.stop('the parent closed stdin'));
+        // Writes to a parent that went away fail (EPIPE); the parent's end is its client's end.
+        process.stdout.on('error', () => undefined);
+        process.stdin.once('end', () => this.opts.onParentGone?.());
         this.accept(process.stdin, process.stdout, undefined, 'stdio');
       }
-      this.log('info', `host ${process.pid} serving ${this.opts.home.dir} on ${this.socket}${this.opts.stdio ? ' and stdio' : ''}`);
+      if (this.opts.idleExitMs) {
+        // A kept mount that was unmounted elsewhere sends no event: look again now and then.
+        this.idleSweep = setInterval(() => this.checkIdle(), Math.min(5_000, this.opts.idleExitMs));
+        this.idleSweep.unref();
+      }
+      this.log('info', `host ${process.pid} serving ${this.opts.home.dir} on ${this.socket}${this.opts.stdio ? ' and stdio' : ''}${this.opts.idleExitMs ? `; exits after ${this.opts.idleExitMs} ms idle` : ''}`);
+      this.checkIdle();
     } catch (e) {
       await this.pool.stop();
       this.runner.stop();
@@ -143,17 +171,42 @@ export class VaultHost {
   private approversFor(req: ApprovalRequest) {
     const requester = this.runs.get(req.id)?.client;
     return [...this.clients.values()]
-      .filter((c) => c.approver === true || (c.approver === 'own' && c.id === requester))
+      .filter((c) => (c.approver === true || (c.approver === 'own' && c.id === requester)) && this.refusal(c) === undefined)
       .map((c) => ({
         id: c.id,
-        name: c.name,
+        name: describePeer(c.kind, c.peer),
         ask: async (r: ApprovalRequest, signal: AbortSignal) => {
           const cts = new CancellationTokenSource();
           signal.addEventListener('abort', () => cts.cancel(), { once: true });
           const reply = ApprovalReply.parse(await c.conn.sendRequest(APPROVAL_REQUEST, r, cts.token));
-          return { answer: reply.answer, by: reply.by ?? c.name };
+          // Judged again when the answer comes: the process may have gone, or its pid been taken.
+          const refused = this.refusal(c);
+          if (refused) throw new AvfsError('SelfApproval', `an answer from ${describePeer(c.kind, c.peer)} was refused: ${refused}`, { client: c.id });
+          // Who answered is what the host knows of the connection, never a name the client sends.
+          return { answer: reply.answer, by: describePeer(c.kind, c.peer) };
         },
       }));
+  }
+
+  /**
+   * Why this client may not answer approvals or change rules (host/proxy/peer.ts), or undefined
+   * when it may: its process is part of a run (when it connected, or now), it has exited (the
+   * connection was handed on, or the pid is another process's now), or it cannot be told.
+   */
+  private refusal(c: Client): string | undefined {
+    if (c.inRun) return c.inRun;
+    if (!c.peer) return 'the process on this connection cannot be told (no peer credentials)';
+    if (!stillThere(c.peer)) return `the process that opened this connection (pid ${c.peer.pid}) has exited`;
+    return runOf(c.peer.pid);
+  }
+
+  private refuseFromRun(c: Client, what: string): void {
+    const why = this.refusal(c);
+    if (!why) return;
+    this.log('warn', `refused ${what} from ${describePeer(c.kind, c.peer)}: ${why}`);
+    throw new AvfsError('SelfApproval', `${what} refused: ${why}. Only a person answers approvals and changes the rules, from outside the runs.`, {
+      ...(c.peer ? { pid: c.peer.pid } : {}),
+    });
   }
 
   notify<N extends NotificationName>(name: N, params: z.input<(typeof NOTIFICATIONS)[N]>): void {
@@ -165,7 +218,10 @@ export class VaultHost {
     const timeoutMs = this.opts.slowClientTimeoutMs ?? FRAME_TIMEOUT_MS;
     const reader = new FrameReader(input, { frameTimeoutMs: timeoutMs });
     const conn = createMessageConnection(reader, new FrameWriter(output));
-    const client: Client = { id, name: `${via} client`, kind: 'other', approver: false, conn, connectedAt: new Date().toISOString() };
+    // Taken at once: the process that connected, and whether it is part of a run (peer.ts).
+    const peer = socket ? peerOfSocket(socket) : peerOfPid(process.ppid);
+    const inRun = peer ? runOf(peer.pid) : undefined;
+    const client: Client = { id, name: `${via} client`, kind: 'other', approver: false, conn, connectedAt: new Date().toISOString(), peer, inRun };
     if (socket) this.sockets.add(socket);
     let closed = false;
     const drop = (why: string) => {
@@ -182,7 +238,8 @@ export class VaultHost {
       socket?.end();
       socket?.setTimeout(1000, () => socket.destroy());
       if (socket) this.sockets.delete(socket);
-      if (via === 'stdio') void this.stop('the parent disconnected');
+      if (via === 'stdio') this.log('info', 'the parent that started this host went away: serving the other clients on the socket');
+      this.checkIdle();
     };
     /**
      * Answers a message it cannot read with a JSON-RPC error (id null unless the message had a
@@ -204,6 +261,7 @@ export class VaultHost {
     socket?.on('error', () => drop('socket error'));
     this.register(client);
     this.clients.set(id, client);
+    this.checkIdle();
     conn.listen();
   }
 
@@ -234,7 +292,11 @@ export class VaultHost {
       client.introduced?.();
       client.name = p.name;
       client.kind = p.kind;
-      client.approver = p.approver;
+      if (p.approver === true) this.refuseFromRun(client, 'offering to answer approvals');
+      // "Ask me at my terminal" needs a terminal, and a process outside the runs: else it is not asked.
+      const ownRefused = p.approver === 'own' ? (this.refusal(client) ?? (client.peer?.tty ? undefined : 'it has no terminal')) : undefined;
+      if (ownRefused) this.log('warn', `client ${p.name} is not asked about its own runs: ${ownRefused}`);
+      client.approver = ownRefused ? false : p.approver;
       this.log('info', `client ${p.name} connected${p.approver ? ` (approver${p.approver === 'own' ? ' of its own runs' : ''})` : ''}`);
       if (p.approver) this.broker.askPeers();
       return { client_id: client.id, host_pid: process.pid, version: VERSION, home: this.opts.home.dir };
@@ -246,11 +308,16 @@ export class VaultHost {
     });
     hostMethod('approval/list', () => ({ pending: this.broker.list() }));
     hostMethod('exec/list', (p) => ({ runs: this.history.list(p.limit) }));
-    hostMethod('approval/answer', (p) => ({ id: p.id, ...this.broker.answer(p.id, p.answer, p.by ?? client.name) }));
+    hostMethod('approval/answer', (p) => {
+      this.refuseFromRun(client, `answering approval ${p.id}`);
+      // `by` from the client is not believed: the answer is recorded as the connection's.
+      return { id: p.id, ...this.broker.answer(p.id, p.answer, describePeer(client.kind, client.peer)) };
+    });
 
     for (const method of METHOD_NAMES) {
       if (method === 'exec/run') continue;
       handle(method, METHODS[method].params as z.ZodType<unknown>, async (p) => {
+        if (RULE_CHANGES.has(method)) this.refuseFromRun(client, `${method} (a change of policy rules)`);
         const result = await this.pool.run(method as OpName, p, surfaceOf(client));
         // A mount an editor asked for goes when the host goes; one a terminal made stays, as without a host.
         if (method === 'mount/mount' && client.kind !== 'cli') this.ownMounts.add((result as MountInfo).mountpoint);
@@ -307,7 +374,38 @@ export class VaultHost {
       this.history.forget(id);
       cancelled.dispose();
       this.runs.delete(id);
+      this.checkIdle();
     }
+  }
+
+  /** What keeps this host up; empty: idle. */
+  holds(): string[] {
+    const out: string[] = [];
+    if (this.clients.size) out.push(`${this.clients.size} client(s)`);
+    if (this.runs.size) out.push(`${this.runs.size} run(s)`);
+    const pending = this.broker.list().length;
+    if (pending) out.push(`${pending} pending approval(s)`);
+    if (this.ownMounts.size) {
+      const reg = new MountRegistry(this.opts.home);
+      const live = reg.records().filter((r) => this.ownMounts.has(r.mountpoint) && reg.isLive(r)).length;
+      if (live) out.push(`${live} kept mount(s)`);
+    }
+    return out;
+  }
+
+  /** Starts the idle countdown when nothing holds the host, and calls it off when something does. */
+  private checkIdle(): void {
+    const grace = this.opts.idleExitMs;
+    if (!grace || this.stopping) return;
+    if (this.holds().length > 0) {
+      clearTimeout(this.idleTimer);
+      this.idleTimer = undefined;
+      return;
+    }
+    this.idleTimer ??= setTimeout(() => {
+      this.idleTimer = undefined;
+      if (this.holds().length === 0) void this.stop(`idle for ${grace} ms (no client, run, pending approval or kept mount)`);
+    }, grace);
   }
 
   status() {
@@ -331,6 +429,8 @@ export class VaultHost {
   stop(why: string): Promise<void> {
     this.stopping ??= (async () => {
       this.log('info', `host stopping: ${why}`);
+      clearTimeout(this.idleTimer);
+      clearInterval(this.idleSweep);
       this.server?.close();
       this.broker.cancelAll();
       for (const r of this.runs.values()) r.cancel.abort();
@@ -355,6 +455,9 @@ export class VaultHost {
     return this.stopping;
   }
 }
+
+/** Operations that change what the policy allows: a run may not make them (only a person does). */
+const RULE_CHANGES = new Set<string>(['policy/setVaultRules']);
 
 /** Who a client's changes are recorded as in the audit trail: a terminal is `cli`, an editor `editor`, anything else `rpc`. */
 function surfaceOf(client: Client): Surface {

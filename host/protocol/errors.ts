@@ -51,6 +51,13 @@ export const ERROR_TABLE = {
     vscode: 'Unavailable',
     doc: 'The process running the call or the run (the vault host, a mount server, a one-shot `proxy exec`) died before it ended. A run it owned is ended by its guard: the command stopped, its one-shot mount released, the checkpoint taken before it kept (the audit trail says so: `exec_failed`).',
   },
+  SelfApproval: {
+    exit: 28,
+    errno: 'EPERM',
+    rpc: -31028,
+    vscode: 'NoPermissions',
+    doc: 'An approval answer, an offer to answer approvals, or a change of policy rules came from inside an avfs run (a command it runs, or anything that command started, however it forked), or from a connection whose process has exited: only a person answers. Nothing was answered or changed.',
+  },
   Conflict: {
     exit: 27,
     errno: 'EBUSY',
@@ -60,9 +67,9 @@ export const ERROR_TABLE = {
   },
   PolicyFileInvalid: { exit: 24, errno: 'EINVAL', rpc: -31024, vscode: null, doc: 'A policy rules file failed validation; the message names the field.' },
   SandboxUnavailable: {
-    exit: 28,
+    exit: 29,
     errno: 'ENOTSUP',
-    rpc: -31028,
+    rpc: -31029,
     vscode: null,
     doc: 'The run asked for `--sandbox workspace` and bubblewrap cannot isolate it on this machine (not installed, or user namespaces are off); nothing ran. `avfs doctor` says why; without `--sandbox` a run falls back to `none` there, recorded in the envelope.',
   },

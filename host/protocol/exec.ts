@@ -106,7 +106,7 @@ export const ApprovalRecord = z.object({
   id: z.string(),
   outcome: z.enum(['approved', 'denied', 'timed_out', 'no_approver', 'cancelled']),
   answer: ApprovalAnswerKind.nullable(),
-  by: z.string().nullable().describe('who answered: "terminal", "vscode:<window>", "cli:<pid>"…'),
+  by: z.string().nullable().describe('who answered, as the host knows the connection ("cli client (pid 4242, uid 1000, /dev/pts/3)", "vscode client (pid 77, uid 1000, no terminal)"), or "terminal" for the CLI\'s own prompt'),
   at: z.string(),
   scope: z.enum(['once', 'always']).nullable(),
   rule: z.string().nullable().describe('the rule added by always_allow'),

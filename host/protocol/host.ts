@@ -64,7 +64,7 @@ export const HOST_METHODS = {
   'host/shutdown': define(z.object({}), z.object({ stopping: z.boolean() }), 'stop the host (it unmounts what it mounted)'),
   'approval/list': define(z.object({}), z.object({ pending: z.array(ApprovalRequest) }), 'approval requests waiting for an answer'),
   'approval/answer': define(
-    z.object({ id: z.string(), answer: ApprovalAnswerKind, by: z.string().max(200).optional() }),
+    z.object({ id: z.string(), answer: ApprovalAnswerKind, by: z.string().max(200).optional().describe('ignored: the host records who answered from the connection (its kind, pid, uid, terminal)') }),
     z.object({ id: z.string(), settled: z.boolean().describe('false: it was settled already (first answer wins)'), rule: z.string().nullable() }),
     'answer a pending approval (from any client: an editor, `avfs approve`)',
   ),
@@ -105,6 +105,6 @@ export type NotificationName = keyof typeof NOTIFICATIONS;
 
 /** The one request the host sends: to every connected approver, until one answers. */
 export const APPROVAL_REQUEST = 'approval/request';
-export const ApprovalReply = z.object({ answer: ApprovalAnswerKind, by: z.string().max(200).optional() });
+export const ApprovalReply = z.object({ answer: ApprovalAnswerKind, by: z.string().max(200).optional().describe('ignored: the host names who answered from the connection') });
 export type ApprovalReply = z.infer<typeof ApprovalReply>;
 export { ApprovalRequest };

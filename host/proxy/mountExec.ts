@@ -19,6 +19,7 @@ import type { Vault } from '../store/vault';
 import { listenOwnerOnly } from '../store/socketPath';
 import { VERSION } from '../version';
 import { type Approver, type ApprovalOutcome, DEFAULT_APPROVAL_TIMEOUT_MS, noApprover } from './approvals';
+import { describePeer, type Peer, peerOfSocket, runOf, stillThere } from './peer';
 import { runExec } from './pipeline';
 import { RunnerProcess } from './runnerClient';
 
@@ -68,6 +69,14 @@ export async function serveMountExec(opts: MountExecOptions): Promise<MountExecE
 
   const serveOne = (socket: Socket) => {
     const cancel = new AbortController();
+    // Who connected, from the kernel: a caller that claims to be interactive must be a process
+    // outside every run, with a terminal; else its run is asked of no one (peer.ts).
+    const peer: Peer | undefined = peerOfSocket(socket);
+    const cannotAsk = (): string | undefined => {
+      if (!peer) return 'the caller cannot be told (no peer credentials)';
+      if (!stillThere(peer)) return `the caller (pid ${peer.pid}) has exited`;
+      return runOf(peer.pid) ?? (peer.tty ? undefined : `the caller (pid ${peer.pid}) has no terminal to ask at`);
+    };
     const send = (m: MountExecReply) => {
       if (!socket.destroyed) socket.write(JSON.stringify(m) + '\n');
     };
@@ -94,7 +103,11 @@ export async function serveMountExec(opts: MountExecOptions): Promise<MountExecE
       if (!next.success) return;
       if (next.data.type === 'cancel') cancel.abort();
       else {
-        pendingAnswer?.(next.data.outcome);
+        // Judged again as the answer comes: the process that asked may be gone, its connection handed on.
+        const refused = next.data.outcome.kind === 'answered' ? cannotAsk() : undefined;
+        const o = next.data.outcome;
+        // Recorded as the process the kernel names, not as the caller calls itself.
+        pendingAnswer?.(refused ? { kind: 'no_approver', why: `an answer was refused: ${refused}` } : o.kind === 'answered' ? { ...o, answer: { ...o.answer, by: describePeer('terminal', peer) } } : o);
         pendingAnswer = undefined;
       }
     });
@@ -112,10 +125,11 @@ export async function serveMountExec(opts: MountExecOptions): Promise<MountExecE
     };
 
     const execute = async (run: MountExecRun) => {
+      const refused = run.approver.interactive ? cannotAsk() : undefined;
       const envelope = await runExec(run.request as Parameters<typeof runExec>[0], {
         home: opts.home,
         engine: policyEngine,
-        approver: run.approver.interactive ? callerApprover : noApprover(run.approver.why),
+        approver: run.approver.interactive && !refused ? callerApprover : noApprover(refused ? `the caller claims a terminal to ask at, but ${refused}` : run.approver.why),
         // This process serves a mount already; any other mount a run needs is served by its own process.
         inProcessMounts: false,
         surface: 'cli',

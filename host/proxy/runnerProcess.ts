@@ -5,11 +5,14 @@
  * (the runner module and Node, nothing else) pays, on every command. Messages come and go over
  * the IPC channel; when the host goes away, the commands still running are stopped.
  */
+import { becomeRunner, reapAdopted } from './peer';
 import { keepSparePipes } from './pipes';
 import { runCommand } from './runner';
 import type { RunnerReply, RunnerRequest } from './runnerClient';
 
 const running = new Map<number, AbortController>();
+/** The commands' leaders this process spawned (Node waits for those); any other child is adopted. */
+const leaders = new Set<number>();
 const send = (m: RunnerReply) => process.send?.(m);
 
 process.on('message', (m: RunnerRequest) => {
@@ -19,17 +22,26 @@ process.on('message', (m: RunnerRequest) => {
   }
   const cancel = new AbortController();
   running.set(m.id, cancel);
+  let leader: number | undefined;
   runCommand({
     ...m.opts,
     signal: cancel.signal,
     onOutput: (stream, chunk) => send({ type: 'output', id: m.id, stream, chunk }),
-    onStart: (pid) => send({ type: 'started', id: m.id, pid }),
+    onStart: (pid) => {
+      leader = pid;
+      leaders.add(pid);
+      send({ type: 'started', id: m.id, pid });
+    },
   })
     .then(
       (result) => send({ type: 'done', id: m.id, result }),
       (e: unknown) => send({ type: 'failed', id: m.id, message: e instanceof Error ? e.message : String(e) }),
     )
-    .finally(() => running.delete(m.id));
+    .finally(() => {
+      running.delete(m.id);
+      // Node has waited for it by now (runCommand settles after its exit).
+      if (leader !== undefined) leaders.delete(leader);
+    });
 });
 
 process.on('disconnect', () => {
@@ -41,4 +53,15 @@ process.on('disconnect', () => {
 });
 
 keepSparePipes();
+// A run's processes keep this one as an ancestor, however they fork (host/proxy/peer.ts); what it
+// adopts that way is collected when it ends.
+if (becomeRunner()) {
+  let sweep: NodeJS.Timeout | undefined;
+  process.on('SIGCHLD', () => {
+    sweep ??= setTimeout(() => {
+      sweep = undefined;
+      reapAdopted((pid) => leaders.has(pid));
+    }, 100);
+  });
+}
 send({ type: 'ready' });

@@ -9,7 +9,7 @@
 // same window (test/vscode/ui.ts → scripts/vscode/uiDriver.mjs → test/vscode/uiSteps.ts).
 // Everything it starts (code-server's process group, Chromium) is stopped at the end, whatever happens.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -71,6 +71,13 @@ async function main() {
   // workspace would restart it under the tests.
   const workspace = join(runDir, 'tests.code-workspace');
   writeFileSync(workspace, `${JSON.stringify({ folders: [{ path: folder }] }, null, 2)}\n`);
+  // The window's vault host outlives code-server (it is nobody's child: docs/extension.md); once
+  // code-server is stopped (clean-ups run in reverse), the run's host is stopped too.
+  cleanups.push(async () => {
+    const avfsHome = join(runDir, 'avfs-home');
+    spawnSync(process.execPath, [join(root, 'dist', 'avfs.js'), 'host', 'stop'], { env: { ...process.env, AVFS_HOME: avfsHome }, stdio: 'ignore', timeout: 30_000 });
+    for (let i = 0; i < 200 && existsSync(join(avfsHome, 'host.json')); i++) await new Promise((r) => setTimeout(r, 50));
+  });
   server = await startCodeServer({
     stateDir: join(runDir, 'code-server'),
     // A fixed theme, so screenshots look the same on every machine.

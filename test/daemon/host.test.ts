@@ -88,7 +88,8 @@ describe('avfs host', () => {
     assert.equal(asked[0]!.command, 'touch pushed && git push origin main');
     assert.ok(asked[0]!.categories.includes('vcs_remote'));
     assert.equal(env.result.approval?.outcome, 'approved');
-    assert.equal(env.result.approval?.by, 'test approver');
+    // Recorded as the host knows the connection (kind, pid, uid, terminal), not by the name the client gave.
+    assert.equal(env.result.approval?.by, `other client (pid ${process.pid}, uid ${process.getuid!()}, no terminal)`);
     assert.ok(['completed'].includes(env.result.state));
     assert.equal((await json(['--vault', 'main', 'stat', '/pushed'])).json.type, 'file', 'the approved command ran');
     assert.ok(await waitFor(() => settled.includes(env.id), 2000), 'every client hears the request was settled');
@@ -123,7 +124,7 @@ describe('avfs host', () => {
     assert.equal(approved.json.settled, true);
     const yesEnv = envelopeOf((await yes).stdout);
     assert.equal(yesEnv.result.approval?.outcome, 'approved');
-    assert.match(yesEnv.result.approval?.by ?? '', /^avfs approve/);
+    assert.match(yesEnv.result.approval?.by ?? '', /^cli client \(pid \d+, uid \d+/);
     assert.equal((await json(['--vault', 'main', 'stat', '/yes-marker'])).json.type, 'file');
 
     const no = run('no-marker');
@@ -282,10 +283,10 @@ describe('avfs host', () => {
     assert.equal(check.stdout.trim(), 'ok');
   });
 
-  test('--stdio: stdout carries only the protocol; closing stdin stops the host', async () => {
+  test('--stdio: stdout carries only the protocol; once stdin closes and nothing else holds it, the host exits after --idle-exit', async () => {
     const t2 = tempDir('avfs-host-stdio-');
     try {
-      const child = spawn(process.execPath, [CLI, 'host', '--stdio'], { env: { ...process.env, AVFS_HOME: t2.dir }, stdio: ['pipe', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [CLI, 'host', '--stdio', '--idle-exit', '300'], { env: { ...process.env, AVFS_HOME: t2.dir }, stdio: ['pipe', 'pipe', 'pipe'] });
       const { createMessageConnection, StreamMessageReader, StreamMessageWriter } = await import('vscode-jsonrpc/node');
       let stdout = '';
       child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -302,8 +303,10 @@ describe('avfs host', () => {
       assert.match(stdout, /^(Content-Length: \d+\r\n\r\n\{.*?\})+$/s);
       const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
       conn.dispose();
+      const closedAt = Date.now();
       child.stdin.end();
       assert.equal(await exited, 0);
+      assert.ok(Date.now() - closedAt >= 300, 'it waited out its grace period');
       assert.equal(hostRunning(t2.dir), false);
     } finally {
       t2.cleanup();

@@ -1,4 +1,4 @@
-/** `avfs mcp`: the Model Context Protocol server for agents, and `avfs hook` (handlers: ../handlers/mcp.ts). See docs/agents.md. */
+/** `avfs mcp` (the Model Context Protocol server for agents) and `avfs hook` (agents' hook adapters). Handlers: ../handlers/mcp.ts, ../handlers/hook.ts. See docs/agents.md. */
 import type { Command } from 'commander';
 import { type Act, example } from '../define';
 
@@ -10,5 +10,26 @@ export function register(program: Command, act: Act): void {
       .action(act('mcp.serve')),
     'avfs mcp',
     'avfs --vault task-1 mcp   # in an MCP client\'s config: {"command": "avfs", "args": ["--vault", "task-1", "mcp"]}',
+  );
+  const hook = program.command('hook').description('hook adapters for agents: judge their tool calls with the avfs policy');
+  example(
+    hook
+      .command('claude-code')
+      .description('judge one Claude Code PreToolUse call (JSON on stdin) and print the hook\'s decision (allow, deny or ask) on stdout')
+      .option('--route <vault>', 'also rewrite Bash commands to run through `avfs proxy exec` in this vault')
+      .action(act('hook.claudeCode')),
+    'echo \'{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm -rf /"},"cwd":"/src/app"}\' | avfs hook claude-code',
+  );
+  example(
+    hook
+      .command('install <agent>')
+      .description('add the avfs hook to an agent\'s settings (claude-code: .claude/settings.json), keeping every other setting and hook')
+      .option('--project', 'this project\'s .claude/settings.json (the default)')
+      .option('--user', 'your ~/.claude/settings.json')
+      .option('--route <vault>', 'the installed hook routes Bash commands through this vault')
+      .option('--print', 'print the settings it would write, and write nothing')
+      .action(act('hook.install')),
+    'avfs hook install claude-code --project',
+    'avfs hook install claude-code --user --print',
   );
 }

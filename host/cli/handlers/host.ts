@@ -23,17 +23,27 @@ async function answer(ctx: CliContext, verb: 'approve' | 'deny', id: string, alw
   ctx.print(cmd, r, () => `${verb === 'approve' ? 'approved' : 'denied'} ${id}${r.rule ? ` (rule added: ${r.rule})` : ''}`);
 }
 
+/** A host an editor started (`--stdio`) stops after this long with nothing to serve, unless told otherwise. */
+export const STDIO_IDLE_EXIT_MS = 60_000;
+
 export const hostHandlers = {
-  'host.start': async (ctx: CliContext, opts: { stdio?: boolean; approvalTimeout: string; slowClientTimeout: string; workers?: string; verbose?: boolean }) => {
+  'host.start': async (ctx: CliContext, opts: { stdio?: boolean; approvalTimeout: string; idleExit?: string; slowClientTimeout: string; workers?: string; verbose?: boolean }) => {
     const { VaultHost } = await import('../../daemon/server');
+    // Once the parent of a --stdio host is gone, so is (usually) the stderr it read: log no more there.
+    let logToStderr = true;
+    process.stderr.on('error', () => (logToStderr = false));
     const h = new VaultHost({
       home: await ctx.home(),
       stdio: !!opts.stdio,
+      idleExitMs: parseCount('--idle-exit', opts.idleExit ?? (opts.stdio ? String(STDIO_IDLE_EXIT_MS) : '0')),
+      onParentGone: () => (logToStderr = false),
       approvalTimeoutMs: parseCount('--approval-timeout', opts.approvalTimeout),
       slowClientTimeoutMs: parseCount('--slow-client-timeout', opts.slowClientTimeout),
       ...(opts.workers !== undefined ? { workers: parseCount('--workers', opts.workers) } : {}),
       logCalls: !!opts.verbose,
-      log: (level, message) => process.stderr.write(`${new Date().toISOString()} ${level} ${message}\n`),
+      log: (level, message) => {
+        if (logToStderr) process.stderr.write(`${new Date().toISOString()} ${level} ${message}\n`);
+      },
     });
     await h.start();
     for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(sig, () => void h.stop(sig));
@@ -63,7 +73,8 @@ export const hostHandlers = {
     ctx.print(cmd, r, () => 'host stopping');
   },
 
-  'host.approvals': async (ctx: CliContext, _opts: unknown, cmd: Command) => {
+  'host.approvals': async (ctx: CliContext, opts: { watch?: boolean }, cmd: Command) => {
+    if (opts.watch) return (await import('./approvalsWatch')).watchApprovals(ctx, !!ctx.globals(cmd).json);
     const { pending } = await withHost(ctx, (h) => h.callHost('approval/list', {}));
     ctx.print(cmd, { pending }, () =>
       pending.length === 0

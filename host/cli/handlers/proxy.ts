@@ -115,19 +115,22 @@ export const proxyHandlers = {
     // Without --json a person watches: the command's output streams through as it comes.
     const show = json ? undefined : (stream: 'stdout' | 'stderr', data: Buffer | string) => (stream === 'stdout' ? ctx.stdout : ctx.stderr).write(data);
     let envelope: ExecutionEnvelope;
+    const inProcess = async () => {
+      // This process starts the command: its descendants keep it as an ancestor (host/proxy/peer.ts).
+      (await import('../../proxy/peer')).becomeRunner();
+      return (await import('../../proxy/pipeline')).runExec(request, {
+        home: await ctx.home(),
+        engine: (await ctx.opsContext()).engine,
+        approver,
+        inProcessMounts: true,
+        surface: 'cli',
+        owner: `avfs proxy exec (pid ${process.pid})`,
+        signal: cancel.signal,
+        ...(show ? { onOutput: (_id: string, stream: 'stdout' | 'stderr', chunk: Buffer) => show(stream, chunk) } : {}),
+      });
+    };
     try {
-      envelope =
-        (await viaHost(ctx, request, { interactive, signal: cancel.signal, ...(show ? { show } : {}) })) ??
-        (await (await import('../../proxy/pipeline')).runExec(request, {
-          home: await ctx.home(),
-          engine: (await ctx.opsContext()).engine,
-          approver,
-          inProcessMounts: true,
-          surface: 'cli',
-          owner: `avfs proxy exec (pid ${process.pid})`,
-          signal: cancel.signal,
-          ...(show ? { onOutput: (_id: string, stream: 'stdout' | 'stderr', chunk: Buffer) => show(stream, chunk) } : {}),
-        }));
+      envelope = (await viaHost(ctx, request, { interactive, signal: cancel.signal, ...(show ? { show } : {}) })) ?? (await inProcess());
     } finally {
       for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.removeListener(s, onSignal);
     }

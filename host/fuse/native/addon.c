@@ -2,7 +2,8 @@
  * The module JS loads: `mount(mountpoint, options, implemented, dispatch)` mounts and starts the
  * loop thread, and returns the mount's handle, `{ reply(seq, result, ...values), unmount() }`;
  * `pipe()` makes a pipe for a proxied command's output (host/proxy/pipes.ts); `spawnGuard(argv, fd)`
- * starts a run's guard (process.c, host/proxy/guard.ts).
+ * starts a run's guard (process.c, host/proxy/guard.ts); `peerCredentials(fd)` and `becomeRunner()`
+ * tell a run's processes from a person's (peer.c, host/proxy/peer.ts).
  * `ops` lists the operation names in the order of the op codes dispatch receives; the code
  * `ops.length` means "the loop has ended" (its first argument is the errno it ended with, or 0).
  *
@@ -248,6 +249,12 @@ static napi_value init(napi_env env, napi_value exports) {
   napi_set_named_property(env, exports, "pipe", fn);
   napi_create_function(env, "spawnGuard", NAPI_AUTO_LENGTH, js_spawn_guard, NULL, &fn);
   napi_set_named_property(env, exports, "spawnGuard", fn);
+  napi_create_function(env, "peerCredentials", NAPI_AUTO_LENGTH, js_peer_credentials, NULL, &fn);
+  napi_set_named_property(env, exports, "peerCredentials", fn);
+  napi_create_function(env, "becomeRunner", NAPI_AUTO_LENGTH, js_become_runner, NULL, &fn);
+  napi_set_named_property(env, exports, "becomeRunner", fn);
+  napi_create_function(env, "reapChild", NAPI_AUTO_LENGTH, js_reap_child, NULL, &fn);
+  napi_set_named_property(env, exports, "reapChild", fn);
   return exports;
 }
 

@@ -176,6 +176,12 @@ void fds_open(open_fds_t *set);
 void fds_close_on_exec_since(const open_fds_t *before);
 napi_value js_spawn_guard(napi_env env, napi_callback_info info);
 
+/* peer.c: the credentials of a Unix socket's peer; marking the process that starts a run's commands. */
+#define RUNNER_NAME "avfs-runner"
+napi_value js_peer_credentials(napi_env env, napi_callback_info info);
+napi_value js_become_runner(napi_env env, napi_callback_info info);
+napi_value js_reap_child(napi_env env, napi_callback_info info);
+
 /* Items queued to the main thread are request sequence numbers (from 1); this one means the loop has ended. */
 #define ENDED 0
 

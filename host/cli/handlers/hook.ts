@@ -1,0 +1,101 @@
+/**
+ * `avfs hook claude-code` (judge one PreToolUse call: stdin → stdout) and `avfs hook install
+ * claude-code` (write the settings entry). The adapter's shapes and rules: ../hooks/claudeCode.ts.
+ */
+import type { Command } from 'commander';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { AvfsError, toAvfsError } from '../../protocol/errors';
+import type { CliContext } from '../context';
+import { readAll } from '../execRequest';
+import { type HookOptions, PreToolUseInput, answerOf, mergeSettings, output, questionOf, shellQuote } from '../hooks/claudeCode';
+
+/** Hook input larger than this is not judged (asked). */
+const MAX_INPUT_BYTES = 16 * 1024 * 1024;
+
+/** How a rewritten command or the installed hook starts this avfs: node and the CLI's script, both absolute. */
+function avfsCommand(): string {
+  return `${shellQuote(process.execPath)} ${shellQuote(resolve(process.argv[1] ?? 'avfs'))}`;
+}
+
+async function judge(ctx: CliContext, text: string, opts: HookOptions): Promise<object> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return output('ask', 'avfs: the hook input is not JSON, so the call was not judged');
+  }
+  const parsed = PreToolUseInput.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return output('ask', `avfs: the hook input is not a PreToolUse call (${issue ? `${issue.path.join('.') || 'input'}: ${issue.message}` : 'malformed'}), so it was not judged`);
+  }
+  const input = parsed.data;
+  const q = questionOf(input, opts);
+  if ('answer' in q) return q.answer;
+  if ('pass' in q) return {};
+  try {
+    const d = await ctx.call('policy/check', {
+      ...(opts.route !== undefined ? { vault: opts.route } : {}),
+      command: { shell: q.ask.command },
+      cwd: q.ask.cwd,
+      ...(q.ask.mountpoint !== undefined ? { mountpoint: q.ask.mountpoint } : {}),
+    });
+    return answerOf(input, q, d, opts);
+  } catch (e) {
+    const ae = toAvfsError(e);
+    return output('ask', `avfs: the policy could not judge this call (${ae.kind}: ${ae.message})`);
+  }
+}
+
+export const hookHandlers = {
+  'hook.claudeCode': async (ctx: CliContext, opts: { route?: string }) => {
+    // Whatever happens, Claude Code gets one decision and exit 0: a failure to judge is "ask", never a silent allow.
+    let result: object;
+    try {
+      const text = await readAll(process.stdin);
+      result =
+        Buffer.byteLength(text) > MAX_INPUT_BYTES
+          ? output('ask', `avfs: the hook input is larger than ${MAX_INPUT_BYTES} bytes, so it was not judged`)
+          : await judge(ctx, text, { ...(opts.route !== undefined ? { route: opts.route } : {}), avfs: avfsCommand(), ...(process.env.CLAUDE_PROJECT_DIR ? { projectDir: process.env.CLAUDE_PROJECT_DIR } : {}) });
+    } catch (e) {
+      result = output('ask', `avfs: the hook failed (${toAvfsError(e).message}), so the call was not judged`);
+    }
+    ctx.stdout.write(JSON.stringify(result) + '\n');
+  },
+
+  'hook.install': async (ctx: CliContext, agent: string, opts: { project?: boolean; user?: boolean; print?: boolean; route?: string }, cmd: Command) => {
+    if (agent !== 'claude-code') throw new AvfsError('InvalidInput', `avfs hook install knows claude-code, not ${JSON.stringify(agent)} (for Codex and Cline, see docs/agents.md: they connect over MCP)`, { field: 'agent', value: agent });
+    if (opts.project && opts.user) throw new AvfsError('InvalidInput', 'give one of --project or --user', { field: 'project' });
+    const file = opts.user ? join(process.env.HOME || homedir(), '.claude', 'settings.json') : join(process.cwd(), '.claude', 'settings.json');
+    let settings: Record<string, unknown> = {};
+    if (existsSync(file)) {
+      const text = readFileSync(file, 'utf8');
+      let doc: unknown;
+      try {
+        doc = text.trim() === '' ? {} : JSON.parse(text);
+      } catch (e) {
+        throw new AvfsError('InvalidInput', `${file} is not JSON (${e instanceof Error ? e.message : String(e)}): it was left as it is`, { file });
+      }
+      if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new AvfsError('InvalidInput', `${file} does not hold a JSON object: it was left as it is`, { file });
+      settings = doc as Record<string, unknown>;
+    }
+    const command = `${avfsCommand()} hook claude-code${opts.route !== undefined ? ` --route ${shellQuote(opts.route)}` : ''}`;
+    let merged: ReturnType<typeof mergeSettings>;
+    try {
+      merged = mergeSettings(settings, command);
+    } catch (e) {
+      throw new AvfsError('InvalidInput', `${file}: ${e instanceof Error ? e.message : String(e)}: it was left as it is`, { file });
+    }
+    const text = JSON.stringify(merged.settings, null, 2) + '\n';
+    if (!opts.print && merged.action !== 'unchanged') {
+      mkdirSync(dirname(file), { recursive: true });
+      const tmp = `${file}.avfs-${process.pid}.tmp`;
+      writeFileSync(tmp, text);
+      renameSync(tmp, file);
+    }
+    const result = { file, action: opts.print ? 'printed' : merged.action, command, settings: merged.settings };
+    ctx.print(cmd, result, () => (opts.print ? text : `${merged.action === 'unchanged' ? 'already installed in' : merged.action === 'added' ? 'added the avfs hook to' : 'updated the avfs hook in'} ${file}\n`));
+  },
+};
