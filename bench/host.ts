@@ -14,9 +14,16 @@
  *   a mount (a file written and closed in a kept mount, served by its own process); the writes are
  *   100 ms apart, as an editor's saves are (a burst is gathered: at most one notice per 25 ms);
  * - `exec/run` of `true` through the host with a kept mount, against running `true` directly
- *   (target: ≤ 20 ms over it).
+ *   (target: ≤ 20 ms over it);
+ * - an output flood: `avfs proxy exec --shell 'yes | head -c 1G'` through a fresh host, with a
+ *   second client that introduced itself and never reads (a hung window), against the same run
+ *   with no host: the host's peak RSS (target ≤ 300 MiB) and the wall time (target ≤ 3× without
+ *   a host), with --json (the envelope only) and with the output shown (to /dev/null).
+ *   `--flood-only` runs this part alone.
  */
 import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -60,7 +67,61 @@ function changeOf(waiters: Map<string, (t: number) => void>, path: string): Prom
   return new Promise((resolve) => waiters.set(path, resolve));
 }
 
+/** Wall time of one CLI run (stdout to /dev/null), and its exit code. */
+function timedCli(a: string[], extraEnv: Record<string, string> = {}): { ms: number; code: number | null } {
+  const t0 = performance.now();
+  const r = spawnSync(process.execPath, [CLI, ...a], { env: { ...env, ...extraEnv }, stdio: ['ignore', 'ignore', 'ignore'] });
+  return { ms: performance.now() - t0, code: r.status };
+}
+
+async function flood(): Promise<void> {
+  const FLOOD = ['--vault', 'b', 'proxy', 'exec', '--shell', 'yes | head -c 1G'];
+  const host = spawn(process.execPath, [CLI, 'host'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let log = '';
+  host.stderr.on('data', (d: Buffer) => (log += d.toString()));
+  const deadline = Date.now() + 20_000;
+  while (!log.includes(' serving ') && Date.now() < deadline) await sleep(20);
+  const socket = (JSON.parse(readFileSync(join(home, 'host.json'), 'utf8')) as { socket: string }).socket;
+  // A window that hangs: introduced, sent every run's output, reads nothing.
+  const hung = connect(socket);
+  await new Promise((r) => hung.once('connect', r));
+  const hello = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'client/hello', params: { name: 'hung window', kind: 'vscode', approver: false } });
+  hung.write(`Content-Length: ${Buffer.byteLength(hello)}\r\n\r\n${hello}`);
+  hung.pause();
+  const peak = () => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${host.pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+  try {
+    const rows: string[] = [];
+    for (const [what, a] of [
+      ['--json (envelope only)', ['--json', ...FLOOD]],
+      ['output shown (to /dev/null)', FLOOD],
+    ] as const) {
+      const direct = timedCli([...a], { AVFS_NO_HOST: '1' });
+      const via = timedCli([...a]);
+      if (direct.code !== 0 || via.code !== 0) throw new Error(`the flood failed: exit ${direct.code} without a host, ${via.code} through it\n${log}`);
+      const ratio = via.ms / direct.ms;
+      rows.push(`| ${what} | ${(direct.ms / 1000).toFixed(2)} | ${(via.ms / 1000).toFixed(2)} | ${ratio.toFixed(2)}× ${ratio <= 3 ? 'PASS' : 'FAIL'} | ${peak().toFixed(0)} MiB ${peak() <= 300 ? 'PASS' : 'FAIL'} |`);
+    }
+    console.log(`\nOutput flood: yes | head -c 1G, one CLI and one hung window (never reads) on the host; load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}\n`);
+    console.log('| run | without a host s | through the host s | ratio (≤ 3×) | host peak RSS so far (≤ 300 MiB) |');
+    console.log('|---|---|---|---|---|');
+    for (const r of rows) console.log(r);
+  } finally {
+    hung.destroy();
+    host.kill('SIGTERM');
+    await new Promise((r) => host.once('exit', r));
+  }
+}
+
 async function main(): Promise<void> {
+  if (args.includes('--flood-only')) {
+    avfs(['vault', 'create', 'b']);
+    try {
+      await flood();
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+    return;
+  }
   avfs(['vault', 'create', 'b']);
   avfs(['--vault', 'b', 'write', '/small.txt', 'hello']);
   avfs(['--vault', 'b', 'write', '/dir/1mib.bin', '-p'], Buffer.alloc(1024 * 1024, 0x78));
@@ -162,6 +223,10 @@ async function main(): Promise<void> {
     client?.close();
     host.kill('SIGTERM');
     await new Promise((r) => host.once('exit', r));
+  }
+  try {
+    await flood();
+  } finally {
     rmSync(home, { recursive: true, force: true });
   }
 }

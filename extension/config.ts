@@ -23,7 +23,8 @@ export const config = {
   host(): HostSettings {
     const home = read(SETTINGS.home, '').trim();
     return {
-      nodePath: read(SETTINGS.nodePath, 'node').trim() || 'node',
+      // Empty: the Node shipped in the extension (client/runtime.ts: hostNode).
+      nodePath: read(SETTINGS.nodePath, '').trim(),
       home: home || undefined,
       requestTimeoutMs: Math.max(1, read(SETTINGS.requestTimeoutSeconds, 30)) * 1000,
     };

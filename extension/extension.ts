@@ -4,6 +4,7 @@ import * as vscode from 'vscode';
 import { registerCommands } from './commands';
 import { config } from './config';
 import { Ctx } from './ctx';
+import { exposeCliToTerminals } from './terminalCli';
 
 let ctx: Ctx | undefined;
 
@@ -21,7 +22,7 @@ export function activate(context: vscode.ExtensionContext): AvfsTestApi {
   const started = performance.now();
   try {
     ctx = new Ctx(context);
-    context.subscriptions.push(...registerCommands(ctx));
+    context.subscriptions.push(...registerCommands(ctx), exposeCliToTerminals(context));
   } catch (e) {
     // VS Code does not tell the person when an extension fails to activate, so we do.
     void vscode.window.showErrorMessage(`AVFS could not start: ${e instanceof Error ? e.message : String(e)}`);

@@ -20,11 +20,9 @@ process.stderr.on('error', dieOfBrokenPipe);
 main(process.argv.slice(2)).then(
   ({ code, exitWhenDone }) => {
     process.exitCode = code;
-    if (!exitWhenDone) return;
-    // Writes to a pipe whose reader is slower than us are queued (a pipe holds 64 KiB): exiting
-    // before they are flushed cut an envelope of a run with a large output at 64 KiB.
-    const flushed = (s: NodeJS.WriteStream) => new Promise<void>((r) => (s.writableLength > 0 ? s.write('', () => r()) : r()));
-    void Promise.all([flushed(process.stdout), flushed(process.stderr)]).then(() => process.exit(code));
+    // Exit once what was written has left: a pipe to a slow reader is written asynchronously, and
+    // exiting at once cut the output (an envelope) at the pipe's 64 KiB.
+    if (exitWhenDone) process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));
   },
   (e: unknown) => {
     process.stderr.write(`avfs: internal error: ${String(e)}\n`);

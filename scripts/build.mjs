@@ -132,17 +132,17 @@ function asciiOnly(file) {
 }
 
 /**
- * V8's code cache of dist/avfs-core.js (host/cli/bundleLoader.ts), made by the Node that builds,
- * which is the Node that runs the CLI. Best made at the end of a one-shot `proxy exec -- true`,
+ * V8's code cache of dist/avfs-core.js (host/cli/bundleLoader.ts), made by `node`, the Node that will
+ * run the CLI (V8 rejects a cache made by another). Best made at the end of a one-shot `proxy exec -- true`,
  * in a throw-away home: the cache then also holds the functions a call compiles as it runs (the
  * pipeline, the policy walk, the store, the mount), not only what loading the file compiles
  * (~25 ms of a cold exec). Where that call cannot run (no FUSE here), or its cache would not be
  * accepted, the cache is the one made right after loading the file, by `avfs pwd`.
  */
-function writeCodeCache(outdir) {
+function writeCodeCache(outdir, node) {
   const home = mkdtempSync(join(tmpdir(), 'avfs-build-'));
   const cli = (args, write) =>
-    spawnSync(process.execPath, [join(outdir, 'avfs.js'), ...args], {
+    spawnSync(node, [join(outdir, 'avfs.js'), ...args], {
       env: { ...process.env, AVFS_HOME: home, AVFS_NO_HOST: '1', ...(write ? { AVFS_WRITE_CODE_CACHE: write } : {}) },
       encoding: 'utf8',
     });
@@ -154,12 +154,12 @@ function writeCodeCache(outdir) {
     // compiled as they first run.
     const policy = cli(['--json', 'policy', 'check', '--shell',
       `cd src && git status --short && npm test -- --coverage 2>&1 | tee test.log; python3 -c 'print(1)' > out.txt && ls -la | grep x && echo "$(date)" > done`], 'exit');
-    if (policy.status !== 0 || !cacheAccepted(outdir, 'avfs-policy.js')) {
+    if (policy.status !== 0 || !cacheAccepted(outdir, 'avfs-policy.js', node)) {
       rmSync(join(outdir, 'avfs-policy.js.cache'), { force: true });
       process.stderr.write(`build: no code cache for avfs-policy.js (its decision failed: ${policy.stdout || policy.stderr}); it loads without one\n`);
     }
     const ran = cli(['vault', 'create', 'cache'], '').status === 0 && cli(['--vault', 'cache', 'proxy', 'exec', '--', 'true'], 'exit').status === 0;
-    if (ran && existsSync(cache) && cacheAccepted(outdir, 'avfs-core.js')) return;
+    if (ran && existsSync(cache) && cacheAccepted(outdir, 'avfs-core.js', node)) return;
     rmSync(cache, { force: true });
     const r = cli(['--json', 'pwd'], '1');
     if (r.status !== 0 || !existsSync(cache)) throw new Error(`writing the code cache failed: ${r.stderr}`);
@@ -169,19 +169,20 @@ function writeCodeCache(outdir) {
 }
 
 /** Whether a fresh Node accepts the code cache (V8 rejects one made under other flags). */
-function cacheAccepted(outdir, file) {
+function cacheAccepted(outdir, file, node) {
   const check = `const { Script } = require('node:vm'); const { wrap } = require('node:module'); const { readFileSync } = require('node:fs');
     const f = process.argv[1]; const s = new Script(wrap(readFileSync(f, 'utf8')), { filename: f, cachedData: readFileSync(f + '.cache') });
     process.exit(s.cachedDataRejected ? 1 : 0);`;
-  return spawnSync(process.execPath, ['-e', check, join(outdir, file)]).status === 0;
+  return spawnSync(node, ['-e', check, join(outdir, file)]).status === 0;
 }
 
 /**
  * Builds the product into `outdir` (default dist/). `production`: minified and without source maps,
- * for the VSIX (scripts/package.mjs builds into a staging folder, so dist/ keeps its maps).
- * @param {{ outdir?: string, production?: boolean }} [opts]
+ * for the VSIX (scripts/package.mjs builds into a staging folder, so dist/ keeps its maps). `node`: the
+ * Node that will run the CLI, which makes its code caches (the VSIX's runtime for the VSIX).
+ * @param {{ outdir?: string, production?: boolean, node?: string }} [opts]
  */
-export async function buildProduct({ outdir = dist, production = false } = {}) {
+export async function buildProduct({ outdir = dist, production = false, node = process.execPath } = {}) {
   mkdirSync(outdir, { recursive: true });
   // lineLimit: a stack trace or a crash report from the minified bundle shows a short source line
   // (Node prints the whole line of the throw site), for 0.2 % more bytes.
@@ -203,7 +204,7 @@ export async function buildProduct({ outdir = dist, production = false } = {}) {
   await build({ ...options, entryPoints: [join(root, 'host/proxy/runnerProcess.ts')], outfile: join(outdir, 'avfs-runner.js') });
   // The vault host's operation threads (host/daemon/pool.ts).
   await build({ ...options, entryPoints: [join(root, 'host/daemon/opsWorker.ts')], outfile: join(outdir, 'avfs-ops-worker.js'), plugins: [zodTrimmed] });
-  writeCodeCache(outdir);
+  writeCodeCache(outdir, node);
   // The FUSE binding ships beside the bundle, which loads it from its own directory.
   const addon = buildFuseAddon();
   if (outdir !== dist) copyFileSync(addon, join(outdir, 'avfs_fuse.node'));

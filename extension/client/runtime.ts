@@ -1,10 +1,15 @@
 // Which Node runs the vault host, checked before the host is started. The host loads
-// better-sqlite3, a native module built for one Node ABI (NODE_MODULE_VERSION) by `npm install`;
-// the extension host runs on another runtime (Electron in desktop VS Code, Node 24 in code-server),
-// so the host runs on the Node named by `avfs.nodePath` (default: `node` from PATH), and a Node
-// that cannot load the module is reported with both versions and the fix, instead of a host that
-// crashes at its first vault. No `vscode` import: unit-tested under node:test.
+// better-sqlite3, a native module built for one Node ABI (NODE_MODULE_VERSION); the extension host
+// runs on another runtime (Electron in desktop VS Code, Node 24 in code-server), and the machine's
+// Node may be any release or none. So the installed extension ships its own Node
+// (runtime/bin/node, with better-sqlite3 built for it: scripts/package.mjs) and runs the host on
+// it; `avfs.nodePath` overrides it, and a checkout (no runtime/) uses `node` from PATH, for which
+// `npm install` built the module. A Node that cannot load the module is reported with both versions
+// and the fix, instead of a host that crashes at its first vault. No `vscode` import: unit-tested
+// under node:test.
 import { execFile } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { join } from 'node:path';
 
 /** Node releases by the NODE_MODULE_VERSION their native modules are built for. */
 const NODE_BY_ABI: Record<string, string> = {
@@ -35,6 +40,37 @@ export interface ProbeResult {
 
 export type RuntimeCheck = { ok: true; node: string; abi: string } | { ok: false; reason: string; fix: string };
 
+/** The Node that runs the host, and how messages name it. */
+export interface HostNode {
+  nodePath: string;
+  /** `"avfs.nodePath" ("…")`, or the shipped runtime with its path. */
+  label: string;
+  source: 'setting' | 'bundled' | 'path';
+}
+
+/** Where the VSIX puts its Node runtime, relative to the extension's folder. */
+export const BUNDLED_NODE = join('runtime', 'bin', 'node');
+
+/**
+ * The Node for the host: `setting` (avfs.nodePath) when not empty; else the runtime shipped in the
+ * extension's folder when it is there and executable; else `node` from PATH (a checkout).
+ */
+export function hostNode(setting: string, extensionRoot: string): HostNode {
+  const set = setting.trim();
+  if (set) return { nodePath: set, label: settingLabel(set), source: 'setting' };
+  const bundled = join(extensionRoot, BUNDLED_NODE);
+  try {
+    accessSync(bundled, constants.X_OK);
+    return { nodePath: bundled, label: `the extension's own Node (${JSON.stringify(bundled)})`, source: 'bundled' };
+  } catch {
+    return { nodePath: 'node', label: settingLabel('node'), source: 'path' };
+  }
+}
+
+function settingLabel(nodePath: string): string {
+  return `"avfs.nodePath" (${JSON.stringify(nodePath)})`;
+}
+
 // Runs in the candidate Node, in the directory of the host's bundle, so that better-sqlite3 is
 // resolved exactly as the host resolves it. Opening a database is what loads the binary.
 const PROBE = `
@@ -51,9 +87,12 @@ try {
 process.stdout.write(JSON.stringify(out));
 `;
 
-/** Runs the probe with `nodePath` in `hostDir` (the folder of dist/avfs.js) and judges the result. */
-export async function checkRuntime(nodePath: string, hostDir: string, env: NodeJS.ProcessEnv, timeoutMs = 15_000): Promise<RuntimeCheck> {
-  const setting = `"avfs.nodePath" (${JSON.stringify(nodePath)})`;
+/**
+ * Runs the probe with `nodePath` in `hostDir` (the folder of dist/avfs.js) and judges the result.
+ * `label` names that Node in messages (default: as the avfs.nodePath setting).
+ */
+export async function checkRuntime(nodePath: string, hostDir: string, env: NodeJS.ProcessEnv, timeoutMs = 15_000, label = settingLabel(nodePath)): Promise<RuntimeCheck> {
+  const setting = label;
   let stdout: string;
   try {
     stdout = await new Promise<string>((resolve, reject) => {
@@ -80,12 +119,12 @@ export async function checkRuntime(nodePath: string, hostDir: string, env: NodeJ
   } catch {
     return { ok: false, reason: `${setting} is not Node.js (its version check printed ${JSON.stringify(stdout.slice(0, 80))}).`, fix: 'Set "avfs.nodePath" to a Node binary.' };
   }
-  return judgeProbe(probe, nodePath);
+  return judgeProbe(probe, nodePath, label);
 }
 
 /** Pure: a probe's result, judged. */
-export function judgeProbe(probe: ProbeResult, nodePath: string): RuntimeCheck {
-  const setting = `"avfs.nodePath" (${JSON.stringify(nodePath)})`;
+export function judgeProbe(probe: ProbeResult, nodePath: string, label = settingLabel(nodePath)): RuntimeCheck {
+  const setting = label;
   const major = Number(/^v(\d+)\./.exec(probe.node)?.[1] ?? 0);
   if (major < MIN_NODE_MAJOR) {
     return {
@@ -105,8 +144,7 @@ export function judgeProbe(probe: ProbeResult, nodePath: string): RuntimeCheck {
         `but ${setting} runs Node ${probe.node} (NODE_MODULE_VERSION ${probe.abi}).`,
       fix: probe.rebuildIn
         ? `Set "avfs.nodePath" to a ${built} binary, or rebuild the module for Node ${probe.node}: run \`npm rebuild better-sqlite3\` with that Node in ${dirnameOf(probe.rebuildIn)}.`
-        : `Set "avfs.nodePath" to a ${built} binary, or install a build of the extension made with Node ${probe.node} ` +
-          '(in a checkout: `npm install` and `npm run package` with that Node).',
+        : `Clear "avfs.nodePath" to run the host on the extension's own Node, or set it to a ${built} binary.`,
     };
   }
   return {

@@ -10,6 +10,7 @@ import type { Command } from 'commander';
 import type { HostClient } from '../daemon/client';
 import type { OpName, OpsContext } from '../ops/context';
 import { AvfsError, toAvfsError } from '../protocol/errors';
+import { terminalText } from '../protocol/terminalText';
 import type { MethodParams, MethodResult } from '../protocol/methods';
 import type { AvfsHome } from '../store/home';
 import { defaultHome, type HomeDir } from '../store/homeDir';
@@ -137,8 +138,10 @@ export class CliContext {
       this.stdout.write(JSON.stringify(json, null, 2) + '\n');
       return;
     }
-    const text = human();
-    if (text === undefined) return;
+    const raw = human();
+    if (raw === undefined) return;
+    // A page of text (never file content, which comes as bytes) reaches the terminal with no control characters.
+    const text = typeof raw === 'string' ? terminalText(raw, { lines: true }) : raw;
     this.stdout.write(text);
     if (typeof text === 'string' && text.length > 0 && !text.endsWith('\n')) this.stdout.write('\n');
   }
@@ -149,7 +152,7 @@ export class CliContext {
       if (!this.printed) this.stdout.write(JSON.stringify(ae.toJSON()) + '\n');
       else this.stderr.write(JSON.stringify(ae.toJSON()) + '\n');
     } else {
-      this.stderr.write(`avfs: ${ae.kind}: ${ae.message}\n`);
+      this.stderr.write(`avfs: ${ae.kind}: ${terminalText(ae.message, { lines: true })}\n`);
       if (ae.kind === 'Internal' && e instanceof Error && e.stack && process.env.AVFS_DEBUG) this.stderr.write(e.stack + '\n');
     }
     this.printed = true;
@@ -163,8 +166,10 @@ export function parseCount(name: string, value: string): number {
 }
 
 /** Left-aligned plain-text table. */
-export function table(rows: string[][]): string {
-  if (rows.length === 0) return '';
+/** Rows as aligned columns; each cell shown on one line, with no control characters (terminalText). */
+export function table(cells: string[][]): string {
+  if (cells.length === 0) return '';
+  const rows = cells.map((r) => r.map((cell) => terminalText(cell)));
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
   return rows.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]!))).join('  ')).join('\n') + '\n';
 }

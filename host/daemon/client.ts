@@ -29,6 +29,8 @@ export interface ConnectOptions {
   name: string;
   kind: 'vscode' | 'cli' | 'other';
   approver?: boolean | 'own';
+  /** Which runs' exec/output to be sent (default every run's). */
+  output?: 'all' | 'own' | 'none';
   /** Before listening: register handlers for what the host may send (approval/request, notifications). */
   setup?: (conn: MessageConnection) => void;
   /** How long to wait for the socket to connect, and then for the host to answer the introduction. */
@@ -125,7 +127,7 @@ export async function connectHost(home: HomeDir, opts: ConnectOptions): Promise<
     const silent = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error('the host did not answer')), opts.timeoutMs ?? 2000);
     });
-    const answer = request(conn, 'client/hello', { name: opts.name, kind: opts.kind, approver: opts.approver ?? false, pid: process.pid });
+    const answer = request(conn, 'client/hello', { name: opts.name, kind: opts.kind, approver: opts.approver ?? false, pid: process.pid, ...(opts.output ? { output: opts.output } : {}) });
     const hello = HOST_METHODS['client/hello'].result.parse(await Promise.race([answer, silent]).finally(() => clearTimeout(timer)));
     return {
       host,

@@ -75,13 +75,25 @@ interface Client {
   approver: boolean | 'own';
   conn: MessageConnection;
   connectedAt: string;
+  /** Which runs' output it is sent (client/hello). */
+  wants: 'all' | 'own' | 'none';
   /** The process on the other end, from the kernel (SO_PEERCRED) or, for stdio, the parent. */
   peer: Peer | undefined;
   /** Why that process belongs to an avfs run, as judged when it connected (undefined: it does not). */
   inRun: string | undefined;
   /** Called when it says client/hello. */
   introduced?: () => void;
+  /** Where its messages are written: how much of them it has not read yet bounds what it is sent. */
+  out: NodeJS.WritableStream & { writableLength?: number };
+  /** Output of runs not sent to it (it was not reading): bytes per run, told with the next chunk it takes. */
+  dropped: Map<string, number>;
 }
+
+/**
+ * What a client may have unread of its messages before a run's output is no longer sent to it
+ * (dropped and counted: the envelope keeps the byte counts and head and tail for everyone).
+ */
+const CLIENT_BACKLOG_BYTES = 2 * 1024 * 1024;
 
 /** Connections the socket takes at once (each is cheap; this bounds what idle ones can hold). */
 const MAX_CONNECTIONS = 256;
@@ -221,7 +233,7 @@ export class VaultHost {
     // Taken at once: the process that connected, and whether it is part of a run (peer.ts).
     const peer = socket ? peerOfSocket(socket) : peerOfPid(process.ppid);
     const inRun = peer ? runOf(peer.pid) : undefined;
-    const client: Client = { id, name: `${via} client`, kind: 'other', approver: false, conn, connectedAt: new Date().toISOString(), peer, inRun };
+    const client: Client = { id, name: `${via} client`, kind: 'other', approver: false, conn, connectedAt: new Date().toISOString(), peer, inRun, out: output, dropped: new Map(), wants: 'all' };
     if (socket) this.sockets.add(socket);
     let closed = false;
     const drop = (why: string) => {
@@ -297,6 +309,7 @@ export class VaultHost {
       const ownRefused = p.approver === 'own' ? (this.refusal(client) ?? (client.peer?.tty ? undefined : 'it has no terminal')) : undefined;
       if (ownRefused) this.log('warn', `client ${p.name} is not asked about its own runs: ${ownRefused}`);
       client.approver = ownRefused ? false : p.approver;
+      client.wants = p.output;
       this.log('info', `client ${p.name} connected${p.approver ? ` (approver${p.approver === 'own' ? ' of its own runs' : ''})` : ''}`);
       if (p.approver) this.broker.askPeers();
       return { client_id: client.id, host_pid: process.pid, version: VERSION, home: this.opts.home.dir };
@@ -354,11 +367,7 @@ export class VaultHost {
             this.history.state(runId, state);
             this.notify('exec/state', { id: runId, state });
           },
-          onOutput: (runId, stream, chunk) => {
-            const text = chunk.toString('utf8');
-            this.history.output(runId, stream, text);
-            this.notify('exec/output', { id: runId, stream, text });
-          },
+          onOutput: (runId, stream, chunk) => this.output(runId, stream, chunk),
         },
       );
       if (envelope.result.kept_mounted && !envelope.result.mount_reused && envelope.result.mountpoint) this.ownMounts.add(envelope.result.mountpoint);
@@ -372,9 +381,31 @@ export class VaultHost {
       throw e;
     } finally {
       this.history.forget(id);
+      for (const c of this.clients.values()) c.dropped.delete(id);
       cancelled.dispose();
       this.runs.delete(id);
       this.checkIdle();
+    }
+  }
+
+  /**
+   * A chunk of a run's output to every client that is keeping up; one that is not (its unread
+   * messages past CLIENT_BACKLOG_BYTES) misses it, and is told how many bytes it missed with the
+   * next chunk it takes. Nothing is held for a slow client.
+   */
+  private output(runId: string, stream: 'stdout' | 'stderr', chunk: Buffer): void {
+    const text = chunk.toString('utf8');
+    this.history.output(runId, stream, text);
+    const requester = this.runs.get(runId)?.client;
+    for (const c of this.clients.values()) {
+      if (c.wants === 'none' || (c.wants === 'own' && c.id !== requester)) continue;
+      if ((c.out.writableLength ?? 0) > CLIENT_BACKLOG_BYTES) {
+        c.dropped.set(runId, (c.dropped.get(runId) ?? 0) + chunk.length);
+        continue;
+      }
+      const dropped = c.dropped.get(runId);
+      if (dropped !== undefined) c.dropped.delete(runId);
+      void c.conn.sendNotification('exec/output', { id: runId, stream, text, ...(dropped !== undefined ? { dropped_bytes: dropped } : {}) }).catch(() => undefined);
     }
   }
 

@@ -41,6 +41,10 @@ export const HOST_METHODS = {
       kind: ClientKind,
       approver: z.union([z.boolean(), z.literal('own')]).default(false).describe('send this client approval/request: for every run (true), or only for the runs it started itself ("own": a terminal)'),
       pid: z.number().int().optional(),
+      output: z
+        .enum(['all', 'own', 'none'])
+        .default('all')
+        .describe('which runs\' exec/output this client is sent: every run\'s (an editor), only the runs it started ("own": a terminal showing its command), or none'),
     }),
     z.object({ client_id: z.string(), host_pid: z.number(), version: z.string(), home: z.string() }),
     'introduce this connection (optional for plain calls; required to be asked for approvals)',
@@ -96,7 +100,8 @@ export const NOTIFICATIONS = {
   }),
   'exec/started': z.object({ id: z.string(), vault: z.string().nullable(), command: z.string(), surface: z.string(), started_at: z.string() }),
   'exec/state': z.object({ id: z.string(), state: ExecState }),
-  'exec/output': z.object({ id: z.string(), stream: z.enum(['stdout', 'stderr']), text: z.string() }),
+  /** `dropped_bytes`: output of this run the client missed before this chunk (it was not reading its messages fast enough). */
+  'exec/output': z.object({ id: z.string(), stream: z.enum(['stdout', 'stderr']), text: z.string(), dropped_bytes: z.number().int().nonnegative().optional() }),
   'exec/finished': z.object({ id: z.string(), envelope: ExecutionEnvelope }),
   'approval/settled': z.object({ id: z.string(), record: ApprovalRecord }),
   log: z.object({ level: z.enum(['trace', 'debug', 'info', 'warn', 'error']), message: z.string() }),

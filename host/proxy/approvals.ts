@@ -5,6 +5,7 @@
  * runs.
  */
 import type { ApprovalAnswerKind, ApprovalRecord, ApprovalRequest } from '../protocol/exec';
+import { terminalText } from '../protocol/terminalText';
 
 export interface ApprovalAnswer {
   answer: ApprovalAnswerKind;
@@ -40,9 +41,11 @@ export function terminalApprover(opts: { input: NodeJS.ReadableStream; output: N
     async ask(req, signal) {
       const { createInterface } = await import('node:readline');
       const rl = createInterface({ input: opts.input, output: opts.output, terminal: true });
+      // Every field is the agent's or the vault's text: shown escaped, one line each.
+      const t = (s: string) => terminalText(s);
       opts.output.write(
-        `\navfs: this command needs your approval (${req.categories.join(', ') || 'policy'}):\n` +
-          `  vault ${req.vault}, in ${req.cwd}\n  $ ${req.command}\n  why: ${req.reason}\n`,
+        `\navfs: this command needs your approval (${t(req.categories.join(', ') || 'policy')}):\n` +
+          `  vault ${t(req.vault)}, in ${t(req.cwd)}\n  $ ${t(req.command)}\n  why: ${t(req.reason)}\n`,
       );
       try {
         return await new Promise<ApprovalOutcome>((resolve) => {

@@ -27,8 +27,12 @@ export interface RunOptions {
   maxOutputBytes: number;
   stdin?: string | Buffer;
   signal?: AbortSignal;
-  /** Each chunk as it arrives (the CLI streams it to a terminal, the host to its clients). */
-  onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void;
+  /**
+   * Each chunk as it arrives (the CLI streams it to a terminal, the host to its clients). A
+   * promise back means "no room now": that stream is not read (the command waits on its pipe)
+   * until it settles. The capture gets every byte either way.
+   */
+  onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void | Promise<void>;
   /** The command has started: the pid that leads its process group (the run's guard is told). */
   onStart?: (pgid: number) => void;
   /** Run it in a bubblewrap sandbox (host/sandbox); without it, as the caller's user, unconfined. */
@@ -129,12 +133,24 @@ export async function runCommand(opts: RunOptions): Promise<RunResult> {
   opts.signal?.addEventListener('abort', onAbort, { once: true });
   if (opts.signal?.aborted) onAbort();
 
+  // Once the command has exited, what is left in its pipes is read at once (held back, it could
+  // miss the capture when the pipes are closed below).
+  let exited = false;
+  const paused = new Set<NodeJS.ReadableStream>();
   const drain = (stream: NodeJS.ReadableStream | null, cap: HeadTailCapture, name: 'stdout' | 'stderr') =>
     new Promise<void>((resolve) => {
       if (!stream) return resolve();
       stream.on('data', (d: Buffer) => {
         cap.push(d);
-        opts.onOutput?.(name, d);
+        const room = opts.onOutput?.(name, d);
+        if (room instanceof Promise && !exited) {
+          stream.pause();
+          paused.add(stream);
+          void room.then(
+            () => paused.delete(stream) && stream.resume(),
+            () => paused.delete(stream) && stream.resume(),
+          );
+        }
       });
       stream.on('close', () => resolve());
       stream.on('error', () => resolve());
@@ -146,6 +162,9 @@ export async function runCommand(opts: RunOptions): Promise<RunResult> {
     child.once('exit', (code, signal) => resolve({ code, signal }));
   });
   const durationMs = Math.round(performance.now() - started);
+  exited = true;
+  for (const s of paused) s.resume();
+  paused.clear();
   if (timer) clearTimeout(timer);
   opts.signal?.removeEventListener('abort', onAbort);
 

@@ -9,7 +9,14 @@ import { join } from 'node:path';
 import type { RunOptions, RunResult } from './runner';
 
 type SentOptions = Omit<RunOptions, 'signal' | 'onOutput' | 'onStart'>;
-export type RunnerRequest = { type: 'run'; id: number; opts: SentOptions } | { type: 'cancel'; id: number };
+export type RunnerRequest = { type: 'run'; id: number; opts: SentOptions } | { type: 'cancel'; id: number } | { type: 'ack'; id: number; bytes: number };
+
+/**
+ * Output the runner sends ahead of the host's acknowledgements, per run: past it the command's
+ * pipes are not read until the host has taken what was sent, so a flood is held in the pipes
+ * (the command waits), not in either process's memory.
+ */
+export const OUTPUT_WINDOW_BYTES = 4 * 1024 * 1024;
 export type RunnerReply =
   | { type: 'ready' }
   | { type: 'started'; id: number; pid: number }
@@ -47,7 +54,11 @@ export class RunnerProcess {
         if (m.type === 'ready') return resolve();
         const run = this.runs.get(m.id);
         if (!run) return;
-        if (m.type === 'output') run.opts.onOutput?.(m.stream, Buffer.from(m.chunk.buffer, m.chunk.byteOffset, m.chunk.byteLength));
+        if (m.type === 'output') {
+          void run.opts.onOutput?.(m.stream, Buffer.from(m.chunk.buffer, m.chunk.byteOffset, m.chunk.byteLength));
+          // Taken (the host's own buffers are bounded, see server.ts): the runner may send more.
+          if (child.connected) child.send({ type: 'ack', id: m.id, bytes: m.chunk.byteLength } satisfies RunnerRequest);
+        }
         else if (m.type === 'started') run.opts.onStart?.(m.pid);
         else {
           this.runs.delete(m.id);

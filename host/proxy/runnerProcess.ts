@@ -8,25 +8,53 @@
 import { becomeRunner, reapAdopted } from './peer';
 import { keepSparePipes } from './pipes';
 import { runCommand } from './runner';
-import type { RunnerReply, RunnerRequest } from './runnerClient';
+import { OUTPUT_WINDOW_BYTES, type RunnerReply, type RunnerRequest } from './runnerClient';
 
-const running = new Map<number, AbortController>();
+/** A run: its cancellation, and the output sent that the host has not acknowledged yet. */
+interface Running {
+  cancel: AbortController;
+  unacked: number;
+  /** Resolved when the host has taken enough for the pipes to be read again. */
+  room?: { promise: Promise<void>; resolve: () => void };
+}
+const running = new Map<number, Running>();
 /** The commands' leaders this process spawned (Node waits for those); any other child is adopted. */
 const leaders = new Set<number>();
 const send = (m: RunnerReply) => process.send?.(m);
 
 process.on('message', (m: RunnerRequest) => {
   if (m.type === 'cancel') {
-    running.get(m.id)?.abort();
+    running.get(m.id)?.cancel.abort();
+    return;
+  }
+  if (m.type === 'ack') {
+    const r = running.get(m.id);
+    if (!r) return;
+    r.unacked -= m.bytes;
+    if (r.room && r.unacked <= OUTPUT_WINDOW_BYTES / 2) {
+      r.room.resolve();
+      r.room = undefined;
+    }
     return;
   }
   const cancel = new AbortController();
-  running.set(m.id, cancel);
+  const run: Running = { cancel, unacked: 0 };
+  running.set(m.id, run);
   let leader: number | undefined;
   runCommand({
     ...m.opts,
     signal: cancel.signal,
-    onOutput: (stream, chunk) => send({ type: 'output', id: m.id, stream, chunk }),
+    onOutput: (stream, chunk) => {
+      send({ type: 'output', id: m.id, stream, chunk });
+      run.unacked += chunk.length;
+      if (run.unacked <= OUTPUT_WINDOW_BYTES) return undefined;
+      if (!run.room) {
+        let resolve!: () => void;
+        const promise = new Promise<void>((r) => (resolve = r));
+        run.room = { promise, resolve };
+      }
+      return run.room.promise;
+    },
     onStart: (pid) => {
       leader = pid;
       leaders.add(pid);
@@ -45,7 +73,10 @@ process.on('message', (m: RunnerRequest) => {
 });
 
 process.on('disconnect', () => {
-  for (const c of running.values()) c.abort();
+  for (const r of running.values()) {
+    r.cancel.abort();
+    r.room?.resolve();
+  }
   const leave = setInterval(() => {
     if (running.size === 0) process.exit(0);
   }, 50);

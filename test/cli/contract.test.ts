@@ -131,6 +131,8 @@ describe('CLI --json output is the operation\'s result', () => {
     writeFileSync(rules, JSON.stringify({ version: 1, rules: [{ exact: ['make', 'deploy'], action: 'deny', reason: 'no deploys' }] }));
     await check(['policy', 'set-vault-rules', rules], 'policy/setVaultRules');
     await check(['policy', 'set-vault-rules', '--clear'], 'policy/setVaultRules');
+    await check(['policy', 'set-user-rules', rules], 'policy/setUserRules');
+    await check(['policy', 'set-user-rules', '--clear'], 'policy/setUserRules');
   });
 
   test('mount commands', { skip: fuseMissing }, async () => {

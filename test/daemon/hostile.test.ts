@@ -225,3 +225,77 @@ describe('a CLI whose host dies', () => {
     }
   });
 });
+
+describe('an output flood through the host', () => {
+  test('memory stays bounded with a client that never reads; it misses output (told how much), the envelope keeps counts, head and tail', async () => {
+    const t = tempDir('avfs-flood-');
+    const home = t.dir;
+    await runJson(['vault', 'create', 'main'], { home });
+    const host = await startHost(home);
+    const socket = (JSON.parse(readFileSync(`${home}/host.json`, 'utf8')) as { socket: string }).socket;
+    const hung = await rawConnect(socket);
+    hung.socket.write(frame({ jsonrpc: '2.0', id: 1, method: 'client/hello', params: { name: 'hung window', kind: 'vscode', approver: false } }));
+    assert.ok(await waitFor(() => hung.messages.some((m) => m.id === 1), 5000));
+    hung.socket.pause();
+    // A window that reads, slowly at first: it is told what it missed.
+    const slow = await rawConnect(socket);
+    slow.socket.write(frame({ jsonrpc: '2.0', id: 1, method: 'client/hello', params: { name: 'slow window', kind: 'vscode', approver: false } }));
+    assert.ok(await waitFor(() => slow.messages.some((m) => m.id === 1), 5000));
+    slow.socket.pause();
+    const status = (pid: number, field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
+    const runner = Number(readFileSync(`/proc/${host.pid}/task/${host.pid}/children`, 'utf8').trim().split(/\s+/)[0]);
+    const before = status(host.pid, 'VmRSS');
+    try {
+      const size = 384 * 1024 * 1024;
+      const run = runJson(['--vault', 'main', 'proxy', 'exec', '--shell', `yes | head -c ${size}`], { home });
+      setTimeout(() => slow.socket.resume(), 3000);
+      const r = await run;
+      assert.equal(r.code, 0, r.stderr);
+      const res = (r.json as { result: { stdout_bytes: number; stdout_truncated: boolean; stdout: string } }).result;
+      assert.equal(res.stdout_bytes, size);
+      assert.equal(res.stdout_truncated, true);
+      assert.match(res.stdout, /^(y\n)+/);
+      const hostPeak = status(host.pid, 'VmHWM');
+      const runnerPeak = status(runner, 'VmHWM');
+      assert.ok(hostPeak - before < 200 * 1024 * 1024, `the host grew from ${before} to a peak of ${hostPeak} bytes`);
+      assert.ok(runnerPeak < 200 * 1024 * 1024, `the runner peaked at ${runnerPeak} bytes`);
+      const outputs = (m: Raw) => m.messages.filter((x) => (x as { method?: string }).method === 'exec/output') as unknown as Array<{ params: { text: string; dropped_bytes?: number } }>;
+      assert.ok(await waitFor(() => outputs(slow).some((o) => (o.params.dropped_bytes ?? 0) > 0), 10_000), 'the slow window is told what it missed');
+      const shown = outputs(slow).reduce((n, o) => n + Buffer.byteLength(o.params.text) + (o.params.dropped_bytes ?? 0), 0);
+      assert.ok(shown <= size, `${shown} of ${size}`);
+      // The host still answers the window that never read, once it reads again.
+      hung.socket.resume();
+      hung.socket.write(frame({ jsonrpc: '2.0', id: 2, method: 'host/status', params: {} }));
+      assert.ok(await waitFor(() => hung.messages.some((m) => m.id === 2), 20_000), 'the hung window is answered once it reads');
+    } finally {
+      hung.socket.destroy();
+      slow.socket.destroy();
+      await host.stop();
+      t.cleanup();
+    }
+  });
+});
+
+describe('a CLI that exits when its run is done', () => {
+  test('its envelope reaches a reader that is slow to read, whole (it was cut at 64 KiB)', async () => {
+    const t = tempDir('avfs-slowreader-');
+    try {
+      await runJson(['vault', 'create', 'main'], { home: t.dir });
+      const cli = spawn(process.execPath, [CLI, '--json', '--vault', 'main', 'proxy', 'exec', '--shell', 'head -c 3M /dev/zero | tr "\\0" y'], {
+        env: { ...process.env, AVFS_HOME: t.dir, AVFS_NO_HOST: '1' },
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
+      cli.stdout.pause();
+      const chunks: Buffer[] = [];
+      const closed = new Promise<void>((r) => cli.stdout.on('close', () => r()));
+      cli.stdout.on('data', (d: Buffer) => chunks.push(d));
+      await new Promise((r) => setTimeout(r, 1500));
+      cli.stdout.resume();
+      await closed;
+      const env = JSON.parse(Buffer.concat(chunks).toString()) as { result: { stdout_bytes: number } };
+      assert.equal(env.result.stdout_bytes, 3 * 1024 * 1024);
+    } finally {
+      t.cleanup();
+    }
+  });
+});

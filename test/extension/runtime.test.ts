@@ -1,9 +1,9 @@
 // The Node that runs the host, checked for real: the probe runs in actual Node binaries.
 import assert from 'node:assert/strict';
-import { chmodSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { checkRuntime, describeAbi, judgeProbe, parseAbiMismatch } from '../../extension/client/runtime';
+import { BUNDLED_NODE, checkRuntime, describeAbi, hostNode, judgeProbe, parseAbiMismatch } from '../../extension/client/runtime';
 import { ROOT, tempDir } from '../helpers';
 
 const DIST = join(ROOT, 'dist');
@@ -48,7 +48,7 @@ test('an ABI mismatch names both Node versions and the fix', () => {
   assert.equal(check.fix, 'Set "avfs.nodePath" to a Node 20 binary, or rebuild the module for Node v24.22.3: run `npm rebuild better-sqlite3` with that Node in /src/avfs.');
   // An installed VSIX ships the binary only: a build made with that Node is the other way.
   const installed = judgeProbe({ node: 'v24.22.3', abi: '137', sqliteError: MISMATCH, rebuildIn: null }, 'node');
-  assert.match(!installed.ok ? installed.fix : '', /^Set "avfs\.nodePath" to a Node 20 binary, or install a build of the extension made with Node v24\.22\.3 \(in a checkout: `npm install` and `npm run package` with that Node\)\.$/);
+  assert.match(!installed.ok ? installed.fix : '', /^Clear "avfs\.nodePath" to run the host on the extension's own Node, or set it to a Node 20 binary\.$/);
   assert.equal(describeAbi('999'), 'the Node.js release with NODE_MODULE_VERSION 999');
 });
 
@@ -59,4 +59,23 @@ test('a Node older than 20, or a module that fails another way, is refused with 
   const other = judgeProbe({ node: 'v20.1.0', abi: '115', sqliteError: "Cannot find module 'better-sqlite3'\nRequire stack: ...", rebuildIn: null }, 'node');
   assert.equal(other.ok, false);
   assert.match(!other.ok ? other.reason : '', /does not load on Node v20\.1\.0 \("avfs\.nodePath" \("node"\)\): Cannot find module 'better-sqlite3'$/);
+});
+
+test('the host runs on avfs.nodePath when set, else on the Node shipped in the extension, else on `node` from PATH', () => {
+  const t = tempDir('avfs-runtime-choice-');
+  try {
+    // A checkout: no runtime/.
+    assert.deepEqual(hostNode('', t.dir), { nodePath: 'node', label: '"avfs.nodePath" ("node")', source: 'path' });
+    const bundled = join(t.dir, BUNDLED_NODE);
+    mkdirSync(join(t.dir, 'runtime', 'bin'), { recursive: true });
+    // Not executable (an extraction that lost the mode): not used.
+    writeFileSync(bundled, '');
+    assert.equal(hostNode('', t.dir).source, 'path');
+    chmodSync(bundled, 0o755);
+    assert.deepEqual(hostNode('  ', t.dir), { nodePath: bundled, label: `the extension's own Node (${JSON.stringify(bundled)})`, source: 'bundled' });
+    // The setting overrides the shipped Node.
+    assert.deepEqual(hostNode(' /opt/node22/bin/node ', t.dir), { nodePath: '/opt/node22/bin/node', label: '"avfs.nodePath" ("/opt/node22/bin/node")', source: 'setting' });
+  } finally {
+    t.cleanup();
+  }
 });

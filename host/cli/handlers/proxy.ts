@@ -60,9 +60,13 @@ async function viaHost(
     name: `avfs proxy exec (pid ${process.pid})`,
     kind: 'cli',
     approver: prompt ? 'own' : false,
+    // Only what it shows: its own run's output, and none with --json (the envelope has it).
+    output: opts.show ? 'own' : 'none',
     setup: (conn) => {
-      conn.onNotification('exec/output', (n: { id: string; stream: 'stdout' | 'stderr'; text: string }) => {
-        if (n.id === id) opts.show?.(n.stream, n.text);
+      conn.onNotification('exec/output', (n: { id: string; stream: 'stdout' | 'stderr'; text: string; dropped_bytes?: number }) => {
+        if (n.id !== id) return;
+        if (n.dropped_bytes) ctx.stderr.write(`\navfs: [${n.dropped_bytes} bytes of output not shown: this terminal did not keep up; the envelope (--json) keeps the head and tail]\n`);
+        opts.show?.(n.stream, n.text);
       });
       conn.onNotification('exec/state', (n: { id: string; state: string }) => {
         if (n.id === id && n.state === 'awaiting_approval') {
