@@ -272,7 +272,7 @@ describe('sandbox: runs through a real host', () => {
       assert.equal(env.result.stdout, 'hello');
       assert.equal(l.hits(), before + 1);
       assert.equal(env.result.sandbox?.network, 'shared');
-      assert.match(env.result.sandbox?.network_why ?? '', /approved by test approver/);
+      assert.match(env.result.sandbox?.network_why ?? '', /^approved by .*client \(pid \d+/);
     } finally {
       approver.close();
     }
