@@ -288,7 +288,7 @@ describe('avfs proxy exec', () => {
   });
 
   test('the environment: AVFS_* variables, --env, --clean-env, cwd in the mount', async () => {
-    const { env } = await exec('base', ['--cwd', '/src', '--env', 'GREETING=hi there', '--clean-env', '--', 'sh', '-c', 'echo "$AVFS_VAULT|$AVFS_CWD|$GREETING|${AVFS_SECRET:-unset}|$PWD"; pwd; ls']);
+    const { env } = await exec('base', ['--cwd', '/src', '--env', 'GREETING=hi there', '--clean-env', '--', 'sh', '-c', 'echo "$AVFS_VAULT|$AVFS_CWD|$GREETING|${AVFS_UNSET_HERE:-unset}|$PWD"; pwd; ls']);
     const lines = env.result.stdout.split('\n');
     const [vault, cwd, greeting, secret, pwd] = lines[0]!.split('|');
     assert.deepEqual([vault, cwd, greeting, secret], ['base', '/src', 'hi there', 'unset']);
