@@ -4,6 +4,7 @@
 import * as vscode from 'vscode';
 import type { ApprovalAnswerKind } from '../host/protocol/exec';
 import type { QuotaKey } from '../host/protocol/vault';
+import { applyFactories } from './apply/applyCommands';
 import { approvalRow } from './approvals/model';
 import type { Ctx } from './ctx';
 import { HostCallError } from './errors';
@@ -21,6 +22,7 @@ type Command = (arg?: Arg) => unknown;
 // Every id here is contributed in package.json (commands, category "AVFS") and nothing else is:
 // a test inside VS Code checks the two lists are equal.
 const factories: Record<string, (ctx: Ctx) => Command> = {
+  ...applyFactories,
   'avfs.createVault': (ctx) => () =>
     ctx.run('New Vault', async () => {
       const name = await askVaultName(ctx, 'Name of the new vault', '');

@@ -8,6 +8,8 @@ import * as path from 'node:path';
 import { AvfsError } from '../protocol/errors';
 import type { ApplyResult, ChangePlan, ProjectBase } from '../protocol/project';
 import { writeTxn } from '../store/db';
+import type { PathChange } from '../store/diff';
+import { kindOf } from '../store/inodes';
 import type { Vault } from '../store/vault';
 import { importTree } from '../vfs/transfer';
 import { Vfs } from '../vfs/vfs';
@@ -16,6 +18,7 @@ import { commitSteps, recover } from '../project/commit';
 import { commitBranch, gitInfo, writePatch } from '../project/git';
 import { ProjectIgnore } from '../project/ignore';
 import { planApply } from '../project/plan';
+import { compareVaults } from '../project/compare';
 import { planSync } from '../project/sync';
 import { refOf, TreeReader } from '../project/trees';
 import type { OpsContext, OpsTable } from './context';
@@ -54,6 +57,12 @@ function moveBase(v: Vault, base: ProjectBase, checkpoint: string): void {
   });
 }
 
+/** The base edits of a partial apply: removals deepest first, then the paths as the snapshot has them, parents first. */
+function partEdits(changes: PathChange[]): Array<{ path: string; ino: number | null }> {
+  const gone = changes.filter((c) => c.before && (!c.after || kindOf(c.before.mode) !== kindOf(c.after.mode))).reverse();
+  return [...gone.map((c) => ({ path: c.path, ino: null })), ...changes.filter((c) => c.after).map((c) => ({ path: c.path, ino: c.after!.ino }))];
+}
+
 function apply(ctx: OpsContext, p: Parameters<OpsTable['project/apply']>[1]): ApplyResult {
   if (p.git_branch !== undefined && p.patch_out !== undefined) throw new AvfsError('InvalidInput', 'give --git-branch or --patch-out, not both');
   return writing(ctx, p.vault, (v) => {
@@ -86,15 +95,16 @@ function apply(ctx: OpsContext, p: Parameters<OpsTable['project/apply']>[1]): Ap
     // The vault's tree as it is now: what is applied and, after, the new base (an agent may keep writing meanwhile).
     const snap = v.checkpoints.save({ internal: true, prefix: 'base' });
     try {
-      const { plan, steps } = planApply(v, base, baseTree, new TreeReader(v, refOf(snap.name, v)), root, { patch: p.patch });
+      const { plan, steps, changes } = planApply(v, base, baseTree, new TreeReader(v, refOf(snap.name, v)), root, { patch: p.patch, ...(p.paths ? { only: p.paths } : {}) });
       if (plan.conflicts.length > 0) throw conflictError(plan);
       const applied = commitSteps(root, steps);
-      moveBase(v, base, snap.name);
-      v.journal.append('project_apply', null, { details: { project: root, applied, base: snap.name } });
-      return { ...plan, dry_run: false, applied, new_base: snap.name, recovered };
-    } catch (e) {
+      // A whole apply: the project now agrees with the snapshot. Some paths only: with the old base but for them.
+      const newBase = p.paths ? v.checkpoints.derive(base.checkpoint, partEdits(changes), 'base', snap).name : snap.name;
+      moveBase(v, base, newBase);
+      v.journal.append('project_apply', null, { details: { project: root, applied, base: newBase, ...(p.paths ? { paths: p.paths } : {}) } });
+      return { ...plan, dry_run: false, applied, new_base: newBase, recovered };
+    } finally {
       if (readBase(v)?.checkpoint !== snap.name) v.checkpoints.delete(snap.name);
-      throw e;
     }
   });
 }
@@ -136,6 +146,9 @@ export const projectOps = {
   'project/base': (ctx, p) => reading(ctx, p.vault, (v) => ({ vault: v.name, base: readBase(v) })),
 
   'project/apply': apply,
+
+  'project/compare': (ctx, p) =>
+    reading(ctx, p.vault, (a) => reading(ctx, p.other, (b) => ({ vault: a.name, other: b.name, changes: compareVaults(a, b) }))),
 
   'project/sync': (ctx, p) =>
     writing(ctx, p.vault, (v) => {

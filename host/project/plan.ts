@@ -28,6 +28,15 @@ export interface ApplyPlan {
   changes: PathChange[];
 }
 
+/** The changes at, under, or (new directories) above the paths asked for; all without a list. */
+function selected(changes: PathChange[], only: string[] | undefined): PathChange[] {
+  if (!only) return changes;
+  const asked = only.map((p) => '/' + p.replace(/^\/+|\/+$/g, ''));
+  return changes.filter(
+    (c) => asked.some((a) => c.path === a || c.path.startsWith(a + '/')) || (c.after && kindOf(c.after.mode) === 'directory' && asked.some((a) => a.startsWith(c.path + '/'))),
+  );
+}
+
 /** A symlink the vault would write that points out of the project is refused, with nothing written. */
 function checkSymlinks(changes: PathChange[], links: Set<string>): void {
   for (const c of changes) {
@@ -71,10 +80,10 @@ export function planApply(
   baseTree: TreeReader,
   toTree: TreeReader,
   root: string,
-  opts: { patch?: boolean; hostChecks?: boolean } = {},
+  opts: { patch?: boolean; hostChecks?: boolean; only?: string[] } = {},
 ): ApplyPlan {
   const hostChecks = opts.hostChecks ?? true;
-  const all = pathChanges(v.db, baseTree.ref, toTree.ref);
+  const all = selected(pathChanges(v.db, baseTree.ref, toTree.ref), opts.only);
   const ignore = new ProjectIgnore(root, base.exclude);
   const ignored: string[] = [];
   const changes = all.filter((c) => {

@@ -148,12 +148,12 @@ export class Checkpoints {
 
   /**
    * Saves, as a new internal checkpoint, the tree of checkpoint `from` with some paths taken from
-   * the live tree instead: each edit names a path and the live inode now there (null: the path is
-   * absent). Edits run in order (removals deepest first, then additions parents first). What a
+   * the live tree (or the checkpoint `source`) instead: each edit names a path and the inode there
+   * (null: the path is absent). Edits run in order (removals deepest first, then additions parents first). What a
    * sync makes its new base from: the old base with the project's changes, which the live tree now
    * holds, and none of the vault's own.
    */
-  derive(from: string, edits: Array<{ path: string; ino: number | null }>, prefix: string): CheckpointRow {
+  derive(from: string, edits: Array<{ path: string; ino: number | null }>, prefix: string, source: CheckpointRow | 'live' = 'live'): CheckpointRow {
     return writeTxn(this.db, () => {
       const src = this.get(from);
       const id = (this.db.prepare("SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'checkpoints'), 0) + 1 AS id").get() as { id: number }).id;
@@ -175,12 +175,14 @@ export class Checkpoints {
         }
         for (const t of ['cp_inodes', 'cp_symlinks', 'cp_extents']) this.db.prepare(`DELETE FROM ${t} WHERE cp = ? AND ino = ?`).run(id, ino);
       };
+      const [inodes, symlinks, extents, where] = source === 'live' ? ['inodes', 'symlinks', 'extents', ''] : ['cp_inodes', 'cp_symlinks', 'cp_extents', ` AND cp = ${source.id}`];
       const copyLive = (ino: number) => {
         for (const t of ['cp_inodes', 'cp_symlinks', 'cp_extents']) this.db.prepare(`DELETE FROM ${t} WHERE cp = ? AND ino = ?`).run(id, ino);
-        this.db.prepare(`INSERT INTO cp_inodes (cp, ${INODE_COLS}) SELECT ?, ${INODE_COLS} FROM inodes WHERE ino = ?`).run(id, ino);
-        this.db.prepare('INSERT INTO cp_symlinks (cp, ino, target) SELECT ?, ino, target FROM symlinks WHERE ino = ?').run(id, ino);
-        this.db.prepare('INSERT INTO cp_extents (cp, ino, idx, hash) SELECT ?, ino, idx, hash FROM extents WHERE ino = ?').run(id, ino);
+        this.db.prepare(`INSERT INTO cp_inodes (cp, ${INODE_COLS}) SELECT ?, ${INODE_COLS} FROM ${inodes} WHERE ino = ?${where}`).run(id, ino);
+        this.db.prepare(`INSERT INTO cp_symlinks (cp, ino, target) SELECT ?, ino, target FROM ${symlinks} WHERE ino = ?${where}`).run(id, ino);
+        this.db.prepare(`INSERT INTO cp_extents (cp, ino, idx, hash) SELECT ?, ino, idx, hash FROM ${extents} WHERE ino = ?${where}`).run(id, ino);
       };
+      const isDirAt = (ino: number) => ((this.db.prepare(`SELECT mode FROM ${inodes} WHERE ino = ?${where}`).get(ino) as { mode: number } | undefined)?.mode ?? 0) >> 12 === 4;
       for (const e of edits) {
         const parts = e.path.split('/').filter(Boolean);
         const leaf = parts.pop();
@@ -192,9 +194,9 @@ export class Checkpoints {
           parent = next.ino;
         }
         const old = child.get(id, parent, leaf)?.ino;
-        if (old !== undefined && e.ino !== null && isDir(old) && ((this.db.prepare('SELECT mode FROM inodes WHERE ino = ?').get(e.ino) as { mode: number } | undefined)?.mode ?? 0) >> 12 === 4) {
-          // A directory kept: its entries stay, its attributes are the live ones.
-          this.db.prepare(`UPDATE cp_inodes SET (mode, uid, gid, mtime_s, mtime_ns) = (SELECT mode, uid, gid, mtime_s, mtime_ns FROM inodes WHERE ino = ?) WHERE cp = ? AND ino = ?`).run(e.ino, id, old);
+        if (old !== undefined && e.ino !== null && isDir(old) && isDirAt(e.ino)) {
+          // A directory kept: its entries stay, its attributes are the source's.
+          this.db.prepare(`UPDATE cp_inodes SET (mode, uid, gid, mtime_s, mtime_ns) = (SELECT mode, uid, gid, mtime_s, mtime_ns FROM ${inodes} WHERE ino = ?${where}) WHERE cp = ? AND ino = ?`).run(e.ino, id, old);
           continue;
         }
         if (old !== undefined) {

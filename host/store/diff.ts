@@ -70,6 +70,17 @@ function changedContent(db: Db, a: TreeRef, b: TreeRef): Set<number> {
   return new Set(rows.map((r) => r.ino));
 }
 
+/**
+ * Each file's content as its chunk list (hashes in extent order), by inode: chunks are named by
+ * their bytes, so two vaults (a fork and its source, two forks) hold the same bytes exactly when
+ * the lists are equal.
+ */
+export function contentDigests(db: Db, ref: TreeRef): Map<number, string> {
+  const t = tables(ref);
+  const sql = `SELECT ino, group_concat(h, ',') AS d FROM (SELECT ino, hex(hash) AS h FROM ${t.extents} WHERE ${t.where} ORDER BY ino, idx) GROUP BY ino`;
+  return new Map((db.prepare(sql).all(...t.params) as Array<{ ino: number; d: string }>).map((r) => [r.ino, r.d]));
+}
+
 export function readTreeFile(db: Db, chunks: ChunkStore, ref: TreeRef, ino: number, size: number): Buffer {
   const t = tables(ref);
   const out = Buffer.alloc(size);

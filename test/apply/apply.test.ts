@@ -143,6 +143,23 @@ describe('avfs vault create --from, apply, vault sync', () => {
     assert.equal(fs.readFileSync(join(proj, 'src', 'app.py'), 'utf8'), 'print("second round")\n');
   });
 
+  test('apply PATH carries that change alone; the rest follows in the next apply', async () => {
+    const { proj, cli, avfs } = await setup();
+    await avfs('write', '/src/app.py', 'print("one")\n');
+    await avfs('write', '-p', '/lib/deep/two.py', 'two\n');
+    await avfs('rm', '/main.py');
+    const one = await cli(['apply', 'lib/deep/two.py']);
+    assert.equal(one.code, 0, JSON.stringify(one.json));
+    assert.equal(fs.readFileSync(join(proj, 'lib', 'deep', 'two.py'), 'utf8'), 'two\n');
+    assert.equal(fs.readFileSync(join(proj, 'src', 'app.py'), 'utf8'), 'print("hello")\n', 'the other changes wait');
+    assert.ok(fs.existsSync(join(proj, 'main.py')));
+    const rest = await cli(['apply', '--dry-run']);
+    assert.deepEqual((rest.json.changes as Array<{ path: string }>).map((c) => c.path), ['main.py', 'src/app.py'], 'the base moved for that path only');
+    assert.equal((await cli(['apply'])).code, 0);
+    assert.equal(fs.readFileSync(join(proj, 'src', 'app.py'), 'utf8'), 'print("one")\n');
+    assert.equal(fs.existsSync(join(proj, 'main.py')), false);
+  });
+
   test('a conflict is a typed error listing every path, and nothing is written', async () => {
     const { proj, cli, avfs } = await setup();
     await avfs('write', '/src/app.py', 'print("agent")\n');

@@ -31,6 +31,7 @@ const NOT_OPERATIONS: Record<string, string> = {
   approve: 'a host method (approval/answer)',
   deny: 'a host method (approval/answer)',
   mcp: 'serves MCP on stdio (test/mcp)',
+  doctor: 'probes this machine, no vault (test/sandbox checks its JSON)',
   'hook claude-code': 'prints Claude Code\'s hook output, not an operation\'s result (test/mcp/claudeHook.test.ts)',
   'hook install': 'writes an agent\'s settings file (test/mcp/claudeHook.test.ts)',
 };
@@ -130,6 +131,8 @@ describe('CLI --json output is the operation\'s result', () => {
     writeFileSync(rules, JSON.stringify({ version: 1, rules: [{ exact: ['make', 'deploy'], action: 'deny', reason: 'no deploys' }] }));
     await check(['policy', 'set-vault-rules', rules], 'policy/setVaultRules');
     await check(['policy', 'set-vault-rules', '--clear'], 'policy/setVaultRules');
+    await check(['policy', 'set-user-rules', rules], 'policy/setUserRules');
+    await check(['policy', 'set-user-rules', '--clear'], 'policy/setUserRules');
   });
 
   test('mount commands', { skip: fuseMissing }, async () => {

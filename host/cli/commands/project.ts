@@ -5,8 +5,8 @@ import { type Act, example } from '../define';
 export function register(program: Command, act: Act): void {
   example(
     program
-      .command('apply')
-      .description("bring the vault's changes since its base to the project folder: three-way, all or nothing")
+      .command('apply [paths...]')
+      .description("bring the vault's changes since its base to the project folder (or only PATHS): three-way, all or nothing")
       .option('--to <dir>', 'the project folder (default: the folder the vault was made from)')
       .option('-n, --dry-run', 'print the plan (added, modified, deleted, renamed, mode changes, conflicts); write nothing')
       .option('--patch', 'with the plan, unified diffs of the text files that change')
@@ -15,6 +15,7 @@ export function register(program: Command, act: Act): void {
       .option('--patch-out <file>', 'write a git-apply-able patch of the changes to FILE instead')
       .action(act('project.apply')),
     'avfs apply --vault task-42 --dry-run --patch',
+    'avfs apply --vault task-42 src/app.py',
     'avfs apply --vault task-42 --git-branch agent/task-42',
   );
   const vault = program.commands.find((c) => c.name() === 'vault');

@@ -23,6 +23,7 @@ function renderPlan(r: ApplyResult, done: string): string {
 export const projectHandlers = {
   'project.apply': async (
     ctx: CliContext,
+    paths: string[],
     opts: { to?: string; dryRun?: boolean; patch?: boolean; gitBranch?: string; message?: string; patchOut?: string },
     cmd: Command,
   ) => {
@@ -35,6 +36,7 @@ export const projectHandlers = {
       ...(opts.gitBranch !== undefined ? { git_branch: opts.gitBranch } : {}),
       ...(opts.message !== undefined ? { message: opts.message } : {}),
       ...(opts.patchOut !== undefined ? { patch_out: opts.patchOut } : {}),
+      ...(paths.length > 0 ? { paths } : {}),
     });
     const done = r.git_branch
       ? `committed ${r.git_branch.commit.slice(0, 12)} on the new branch ${r.git_branch.name} (parent ${r.git_branch.parent.slice(0, 12)})`

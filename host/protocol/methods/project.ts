@@ -1,6 +1,7 @@
 /** Vaults made from a project folder, and the way back (the contract: ../methods.ts; shapes: ../project.ts). */
 import { z } from 'zod';
 import { ApplyResult, ProjectBase } from '../project';
+import { FileType } from '../vault';
 import { HostPath, QuotaValues, VaultRef, define } from './define';
 
 const Target = VaultRef.extend({
@@ -37,6 +38,7 @@ export const PROJECT_METHODS = {
       git_branch: z.string().min(1).optional().describe('commit onto this new branch of the project repository instead'),
       message: z.string().optional().describe('the commit message with git_branch'),
       patch_out: z.string().min(1).optional().describe('write a git-apply-able patch to this host file instead'),
+      paths: z.array(z.string().min(1)).optional().describe('apply only these paths (and what is under them): one change, from the editor'),
     }),
     ApplyResult,
     "bring the vault's changes since its base to the project: three-way, all or nothing",
@@ -45,5 +47,14 @@ export const PROJECT_METHODS = {
     Target.extend({ dry_run: z.boolean().default(false), patch: z.boolean().default(false) }),
     ApplyResult,
     "bring the project's changes since the base into the vault: three-way, all or nothing",
+  ),
+  'project/compare': define(
+    VaultRef.extend({ other: z.string() }),
+    z.object({
+      vault: z.string(),
+      other: z.string(),
+      changes: z.array(z.object({ path: z.string(), type: FileType, status: z.enum(['added', 'deleted', 'modified']) })).describe('the files and symlinks that differ, as other has them against vault'),
+    }),
+    'compare the live trees of two vaults (two forks of one project: two experiments)',
   ),
 } as const;
