@@ -7,6 +7,7 @@ import { Cmd, type Judge, type Outcome, type Stdin } from './command';
 import { COMMAND_LISTS } from './handlers/commandLists';
 import { DEBUGGERS } from './handlers/debuggers';
 import { DIRECTORY_TOOLS } from './handlers/directories';
+import { ECOSYSTEM_TOOLS } from './handlers/ecosystems';
 import { EDITORS } from './handlers/editors';
 import { FILE_TOOLS } from './handlers/fileTools';
 import { GIT_TOOLS } from './handlers/git';
@@ -15,14 +16,17 @@ import { INTERPRETERS } from './handlers/interpreters';
 import { MAKE_TOOLS } from './handlers/make';
 import { NETWORK_TOOLS } from './handlers/network';
 import { PACKAGE_TOOLS } from './handlers/packages';
-import { SECRET_TOOLS } from './handlers/secrets';
+import { SECRET_TOOLS, SECRET_VARIABLE } from './handlers/secrets';
 import { SYSTEM_TOOLS } from './handlers/system';
 import { TEXT_PROGRAMS } from './handlers/textPrograms';
 import { WRAPPERS } from './handlers/wrappers';
-import { judgePath, programDirectory } from './paths';
+import { judgePath, looksRemote, programDirectory } from './paths';
 import { braceExpansion, display, hasGlob, isLiteral, literal, litWord, taints, type Word } from './words';
 
 export type Handler = (cmd: Cmd) => void;
+
+/** Programs whose `--version` may be an argument of the command they run (`env --version` is fine; `exec --version` is not a program). */
+const WRAPPER_NAMES = new Set(['exec', 'eval', 'command', 'builtin', 'source', '.', 'alias', 'trap', 'cd', 'pushd', 'set', 'export', 'declare', 'typeset', 'local', 'read']);
 
 /**
  * Every known program's handler, by name. A Map: a program name is text from the command line, and
@@ -33,6 +37,8 @@ const HANDLERS = new Map<string, Handler>();
 for (const table of [
   FILE_TOOLS, TEXT_PROGRAMS, NETWORK_TOOLS, GIT_TOOLS, PACKAGE_TOOLS, INTERPRETERS, SYSTEM_TOOLS,
   EDITORS, MAKE_TOOLS, DEBUGGERS, HOST_TOOLS, DIRECTORY_TOOLS, WRAPPERS, COMMAND_LISTS, SECRET_TOOLS,
+  // Last: these replace the generic judgements of the tables above for the programs they name.
+  ECOSYSTEM_TOOLS,
 ]) for (const name of Object.keys(table)) HANDLERS.set(name, table[name]!);
 
 /** `python3.12` → `python`, `pip3` → `pip`, `gcc-13` → `gcc`. */
@@ -58,6 +64,31 @@ function expandAll(words: Word[]): Word[] {
     out.push(word);
   }
   return out;
+}
+
+/**
+ * What an unknown program's arguments say about it: a URL (or `user@host:path`) is where it
+ * connects; a first operand `publish`, `deploy`, `upload` or `release` sends something out; an
+ * `install`/`add` of names installs packages. (Its name may say nothing: mail senders, clients of
+ * version control systems and deploy tools the table does not list.)
+ */
+function unknownProgramArguments(cmd: Cmd): void {
+  const url = cmd.vals.find((value) => value !== null && (looksRemote(value) || /^[^\s@/=]+@[\w-]+(\.[\w-]+)+$/.test(value)));
+  if (url) cmd.add(['networked'], `${cmd.prog} is given a network address (${url})`);
+  const verb = cmd.vals.find((value) => value !== null && !value.startsWith('-'));
+  if (verb && /^(publish|deploy|upload|release|push)$/.test(verb)) cmd.add(['vcs_remote', 'networked'], `${cmd.prog} ${verb} sends something to a remote`);
+  else if (verb && /^(install|add|i|get|fetch|download|sync)$/.test(verb) && cmd.vals.length > 1) cmd.add(['package_install', 'networked'], `${cmd.prog} ${verb} fetches and installs packages`);
+}
+
+/** `$GITHUB_TOKEN`, `"${AWS_SECRET_ACCESS_KEY}"` in an argument: a credential from the environment, handed to the command. */
+function secretExpansions(cmd: Cmd): void {
+  for (const word of cmd.args) {
+    for (const seg of word.segs) {
+      if (seg.t !== 'val' || seg.v.kind !== 'unknown') continue;
+      const name = /^\$\{?!?([A-Za-z_][A-Za-z0-9_]*)/.exec(seg.v.what)?.[1];
+      if (name && SECRET_VARIABLE.test(name)) cmd.add(['host_escape'], `${cmd.prog} is given $${name}, a credential from the environment`);
+    }
+  }
 }
 
 export function classifyCommand(rawWords: Word[], text: string, stdin: Stdin, judge: Judge, inShell = true): Outcome {
@@ -90,10 +121,17 @@ export function classifyCommand(rawWords: Word[], text: string, stdin: Stdin, ju
       if (finding) judged.add(finding.categories, finding.why);
     }
   }
+  secretExpansions(judged);
   const handler = HANDLERS.get(prog);
+  // A known program asked only for its version or help prints it and exits (`docker --version`).
+  if (handler && !progText.includes('/') && words.length === 2 && /^(--version|--help)$/.test(literal(words[1]!) ?? '') && !WRAPPER_NAMES.has(prog)) {
+    judged.add(['read_only'], `${prog} ${literal(words[1]!)} only prints`);
+    return judged.outcome();
+  }
   if (handler) handler(judged);
   else {
     judged.add(['mutating', 'code_execution'], `runs ${prog}, a program the policy does not know (what it does is not on the line)`);
+    unknownProgramArguments(judged);
     judged.argumentPaths();
   }
   return judged.outcome();

@@ -32,6 +32,19 @@ const HIJACK_VARS =
     ].join(''),
   );
 
+/** Variables of options, and the options in them that run a program (its command line in group 1). */
+const OPTION_VARS: Record<string, RegExp> = {
+  TAR_OPTIONS: /--(?:to-command|use-compress-program|rsh-command|info-script|new-volume-script|checkpoint-action=exec)[= ](\S+)|(?:^|\s)-I\s*(\S+)|(?:^|\s)-F\s*(\S+)/g,
+  GOFLAGS: /-(?:toolexec|exec|overlay|modfile)[= ](\S+)/g,
+  CARGO_BUILD_RUSTFLAGS: /-C\s*linker=(\S+)/g,
+  RUSTFLAGS: /-C\s*linker=(\S+)/g,
+  ZIPOPT: /-TT[= ]?(\S+)/g,
+  RSYNC_OPTIONS: /(?:-e|--rsh)[= ](\S+)/g,
+};
+
+/** Library paths: where an interpreter loads modules from. */
+const LIBRARY_PATH_VARS = new Set(['PYTHONPATH', 'NODE_PATH', 'PERL5LIB', 'PERLLIB', 'RUBYLIB', 'LUA_PATH', 'CLASSPATH']);
+
 /** Where programs read their configuration (and so their pagers, editors, hooks, aliases) from. */
 const CONFIG_HOME_VARS = new Set(['HOME', 'XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'GNUPGHOME', 'npm_config_userconfig', 'CARGO_HOME', 'RUSTUP_HOME', 'GEM_HOME']);
 
@@ -76,6 +89,34 @@ export function judgeAssignment(cmd: Cmd, name: string, value: Word): void {
   }
   if (name === 'NODE_OPTIONS' && text !== null && text.split(/\s+/).filter(Boolean).every((flag) => HARMLESS_NODE_OPTION.test(flag))) return;
   if (/^(MAKEFLAGS|MFLAGS|GNUMAKEFLAGS)$/.test(name) && text !== null && HARMLESS_MAKEFLAGS.test(text)) return;
+  // An exported function (`BASH_FUNC_ls%%=() { …; }`): every bash started below runs it for that name.
+  const fn = /^BASH_FUNC_(.+?)(%%|\(\))?$/.exec(name);
+  if (fn) {
+    cmd.add(['code_execution', 'unknown'], `${name} defines the function ${fn[1]} for every bash started below, so ${fn[1]} no longer runs what its name says`);
+    if (text === null) cmd.codeText(value, `${name}=`);
+    else cmd.script(text.replace(/^\s*\(\s*\)\s*/, ''), `the function ${fn[1]} exported in ${name}`);
+    return;
+  }
+  // Option variables whose options run programs: tar's --to-command, go's -toolexec/-exec.
+  const runs = OPTION_VARS[name];
+  if (runs) {
+    if (text === null) {
+      cmd.add(['code_execution', 'unknown'], `${name} sets options the policy cannot know`);
+      return;
+    }
+    for (const found of text.matchAll(runs)) {
+      cmd.add(['code_execution', 'unknown'], `${name} holds an option that runs a program (${found[0]})`);
+      const program = (found[1] ?? found[2] ?? found[3] ?? '').replace(/^['"]|['"]$/g, '');
+      if (program.trim() !== '') cmd.script(program, `${name} ${found[0].split(/[= ]/)[0]}`);
+    }
+    return;
+  }
+  // A library path of workspace directories (`PYTHONPATH=src`) loads the project's own code.
+  if (LIBRARY_PATH_VARS.has(name) && text !== null && pathPieces(text).length > 0 &&
+      pathPieces(text).every((piece) => judgePathWord(litWord(piece, false), cmd.judge.paths()).cls === 'inside')) {
+    cmd.add(['code_execution'], `${name} adds workspace directories to where code is loaded from`);
+    return;
+  }
   if (name === 'NODE_OPTIONS' || HIJACK_VARS.test(name)) {
     cmd.add(['code_execution', 'unknown'], `${name} changes what code programs load or run, so what runs is not what the command line says`);
     if (text === null) cmd.maybePath(value, 'read');

@@ -5,7 +5,7 @@
  */
 import { posix } from 'node:path';
 import type { Category } from '../protocol/policy';
-import { braceExpansion, hasGlob, isLiteral, literal, literalPrefix, tildeAsHome, type Word } from './words';
+import { braceExpansion, hasGlob, isLiteral, literal, literalPrefix, litWord, tildeAsHome, type Word } from './words';
 
 export type PathClass =
   | 'inside'
@@ -125,6 +125,12 @@ function homeJoin(rest: string, ctx: PathContext): PathVerdict {
 /** Judges one path word against the workspace. */
 export function judgePath(word: Word, ctx: PathContext): PathVerdict {
   const w = tildeAsHome(word);
+  // Plain names (a loop over `1 2 3` or `a b`: no `/`, `.` or `~`) cannot move a path anywhere:
+  // `src/f$i.txt` is judged as `src/fN.txt`.
+  if (!isLiteral(w) && w.segs.every((seg) => seg.t === 'lit' || (seg.v.kind === 'workspace' && seg.v.name === true))) {
+    const text = w.segs.map((seg) => (seg.t === 'lit' ? seg.s : 'N')).join('');
+    return { ...judgePath(litWord(text, false), ctx), shown: w.raw };
+  }
   if (isLiteral(w)) {
     const expansion = braceExpansion(w);
     const glob = hasGlob(w);

@@ -6,6 +6,7 @@
 import { classifyCommand } from './classify';
 import { Cmd, type Finding, type Judge, type Outcome, type ScriptEffect, type ScriptMode, type Stdin } from './command';
 import { judgeAssignment } from './envVars';
+import { PRINTS_ENVIRONMENT } from './handlers/secrets';
 import { forEachNode, MAX_NESTING, MAX_PARTS, MAX_SHELL_DEPTH, MAX_TEXT, nestedDeeperThan } from './limits';
 import type { BashParser, SyntaxNode } from './parse';
 import { judgePath, type PathContext } from './paths';
@@ -505,6 +506,13 @@ export class ScriptWalker {
 
   private declaration(node: SyntaxNode, scope: Scope, stdin: Stdin): void {
     const keyword = node.child(0)?.type ?? 'declare';
+    // `export`, `export -p`, `declare -x`, `declare -p`, `typeset -px` with no names print variables (the environment).
+    const names = node.namedChildren.filter((c) => c && !(c.type === 'word' && /^[-+][A-Za-z]*$/.test(c.text)));
+    const flags = node.namedChildren.filter((c) => c?.type === 'word' && /^-[A-Za-z]*$/.test(c.text)).map((c) => c!.text).join('');
+    if (names.length === 0 && (keyword === 'export' || keyword === 'declare' || keyword === 'typeset') && (flags === '' || /[px]/.test(flags))) {
+      this.addPart(node.text, [keyword], [{ categories: ['host_escape'], why: `${keyword}${flags ? ' ' + flags : ''} ${PRINTS_ENVIRONMENT}` }]);
+      return;
+    }
     // `declare -n`, `typeset -n`, `local -n`: a nameref (for export, -n removes the export flag).
     const nameref = keyword !== 'export' && node.namedChildren.some((c) => c?.type === 'word' && /^-[A-Za-z]*n/.test(c.text));
     for (const child of node.namedChildren) {
@@ -527,7 +535,7 @@ export class ScriptWalker {
     const text = literal(word);
     if (text !== null && /^[-+]/.test(text)) return;
     if (text !== null && /^[A-Za-z_][A-Za-z0-9_]*$/.test(text)) return;
-    const assign = text === null ? null : /^([A-Za-z_][A-Za-z0-9_]*)=/.exec(text);
+    const assign = text === null ? null : /^([A-Za-z_][A-Za-z0-9_]*|BASH_FUNC_[^=]+)=/.exec(text);
     if (assign) {
       const findings = this.assignVariable(scope, assign[1]!, litWord(text!.slice(assign[0].length)), node.text);
       if (findings.length > 0) this.addPart(node.text, [keyword, text!], findings);
@@ -565,7 +573,9 @@ export class ScriptWalker {
       const allInside = values.length > 0 && values.every((w) => literal(w) !== null && judgePath(w, this.paths(scope)).cls === 'inside');
       const allLiteral = values.every((w) => literal(w) !== null && !/[/~.]/.test(literal(w)!));
       const target = resolveName(scope, variable) ?? variable;
-      scope.vars.set(target, allInside || (allLiteral && values.length > 0) ? { kind: 'workspace' } : unknownValue('$' + variable));
+      // Plain names (no `/`, `.` or `~`, no glob) keep paths built from them where they are.
+      const names = values.length > 0 && values.every((w) => { const v = literal(w); return v !== null && /^[\w@%+=:,-]+$/.test(v); });
+      scope.vars.set(target, names ? { kind: 'workspace', name: true } : allInside || (allLiteral && values.length > 0) ? { kind: 'workspace' } : unknownValue('$' + variable));
     }
     const body = node.childForFieldName('body');
     return body ? this.walk(body, scope, stdin) : undefined;

@@ -13,7 +13,7 @@ export type Value =
   /** A host path known to be outside the workspace ($TMPDIR, ~other). */
   | { kind: 'host'; path: string }
   /** A path known to stay inside the workspace (a loop over workspace globs, `find .` output). */
-  | { kind: 'workspace' }
+  | { kind: 'workspace'; name?: true }
   /**
    * A pipe from a process substitution: `/dev/fd/N`, carrying its producer's taint, and its output
    * when known literally (`<(echo …)`), for a program that runs it as code (`bash <(echo …)`).

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { ChangeSummary } from './changes';
 import { ErrorJson } from './errors';
 import { Action, Category, DecisionPart } from './policy';
+import { SandboxMode, SandboxRecord } from './sandbox';
 
 export const ENVELOPE_SCHEMA_VERSION = 1;
 export const DEFAULT_TIMEOUT_MS = 300_000;
@@ -75,6 +76,7 @@ export const ExecRequest = z.strictObject({
   clean_env: z.boolean().default(false).describe('pass only a minimal environment (see docs/exec.md)'),
   stdin: z.string().optional().describe('bytes fed to the command (default: none, /dev/null)'),
   max_output_bytes: z.number().int().min(1024).max(MAX_OUTPUT_BYTES_LIMIT).default(DEFAULT_MAX_OUTPUT_BYTES),
+  sandbox: SandboxMode.optional().describe('workspace: isolated by bubblewrap, an error where it cannot run (docs/exec.md); none: no isolation, recorded in the envelope; default: workspace where bubblewrap can run here, else none'),
 });
 export type ExecRequestInput = z.input<typeof ExecRequest>;
 export type ExecRequest = z.output<typeof ExecRequest>;
@@ -141,6 +143,7 @@ export const ExecutionEnvelope = z.object({
     argv: z.array(z.string()).describe('what was executed: the argv, or [bash, -c, STRING]'),
     timeout: Timeout,
     grace_ms: z.number(),
+    sandbox: SandboxMode.describe('the isolation the run was to get (asked for, or the default here)'),
   }),
   result: z.object({
     vault: z.string().nullable(),
@@ -172,6 +175,7 @@ export const ExecutionEnvelope = z.object({
     cancelled: z.boolean(),
     leftover_processes: z.number().describe('processes of the command\'s group still running when it exited, then stopped'),
     error: ErrorJson.nullable().describe('why the run failed (state failed), or why it was denied'),
+    sandbox: SandboxRecord.nullable().describe('the isolation the command ran in; null when it never ran'),
   }),
 });
 export type ExecutionEnvelope = z.infer<typeof ExecutionEnvelope>;

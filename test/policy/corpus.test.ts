@@ -26,6 +26,17 @@ const FAMILIES = [
   'positional parameters and unset variables',
   'inline code that starts programs',
   'code from a process substitution or xargs input',
+  // Issue 21: families other agent tools' users reported.
+  'obfuscated inline code',
+  "other shells' -c text",
+  'tools with shell escapes',
+  'network and publishing tools the table does not know',
+  'package installers of other ecosystems',
+  'persistence and host configuration',
+  'privilege through modes and user switchers',
+  'secrets printed from the environment',
+  'options and environment variables that run programs',
+  'avfs itself from inside a run',
 ];
 describe('policy corpus', () => {
   const cases = loadCorpus();

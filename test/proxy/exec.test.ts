@@ -182,9 +182,16 @@ describe('avfs proxy exec', () => {
   });
 
   test('processes a command leaves running are stopped when it exits, and counted', async () => {
-    const { env } = await exec('base', ['--shell', 'sleep 60 & sleep 61 & echo left']);
+    const { env } = await exec('base', ['--sandbox', 'none', '--shell', 'sleep 60 & sleep 61 & echo left']);
     assert.equal(env.result.state, 'completed');
     assert.equal(env.result.leftover_processes, 2);
+    // In a sandbox they end with it: its pid namespace ends when the command does (setsid is no way out).
+    const boxed = await exec('base', ['--shell', '(setsid sleep 1; echo late > late.txt) & sleep 60 & echo left']);
+    assert.equal(boxed.env.result.state, 'completed');
+    assert.ok(boxed.env.result.duration_ms < 900, `${boxed.env.result.duration_ms} ms`);
+    await new Promise((r) => setTimeout(r, 2000));
+    const late = await runCli(['--vault', 'base', 'cat', '/late.txt'], { home });
+    assert.notEqual(late.code, 0, 'nothing the sandboxed command left wrote after it');
   });
 
   test('output floods are capped: head and tail kept, totals counted, memory bounded', async () => {
@@ -281,7 +288,7 @@ describe('avfs proxy exec', () => {
   });
 
   test('the environment: AVFS_* variables, --env, --clean-env, cwd in the mount', async () => {
-    const { env } = await exec('base', ['--cwd', '/src', '--env', 'GREETING=hi there', '--clean-env', '--', 'sh', '-c', 'echo "$AVFS_VAULT|$AVFS_CWD|$GREETING|${AVFS_SECRET:-unset}|$PWD"; pwd; ls']);
+    const { env } = await exec('base', ['--cwd', '/src', '--env', 'GREETING=hi there', '--clean-env', '--', 'sh', '-c', 'echo "$AVFS_VAULT|$AVFS_CWD|$GREETING|${AVFS_UNSET_HERE:-unset}|$PWD"; pwd; ls']);
     const lines = env.result.stdout.split('\n');
     const [vault, cwd, greeting, secret, pwd] = lines[0]!.split('|');
     assert.deepEqual([vault, cwd, greeting, secret], ['base', '/src', 'hi there', 'unset']);

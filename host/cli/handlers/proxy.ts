@@ -33,6 +33,8 @@ export function humanReport(env: ExecutionEnvelope): string {
   }
   if (r.leftover_processes > 0) lines.push(`avfs: stopped ${r.leftover_processes} process(es) the command left running`);
   if (r.stdout_truncated || r.stderr_truncated) lines.push('avfs: output was longer than --max-output; the envelope (--json) keeps its head and tail');
+  if (r.sandbox?.mode === 'none') lines.push(`avfs: the command ran without isolation (${r.sandbox.note ?? '--sandbox none'})`);
+  for (const v of r.sandbox?.violations ?? []) lines.push(`avfs: sandbox: ${v.message}`);
   return lines.join('\n') + '\n';
 }
 
@@ -91,6 +93,19 @@ async function viaHost(
 }
 
 export const proxyHandlers = {
+  'proxy.doctor': async (ctx: CliContext, _opts: unknown, cmd: Command) => {
+    const { diagnoseSandbox } = await import('../../sandbox/doctor');
+    const d = await diagnoseSandbox(ctx.homeDir.dir);
+    if (!d.ok) ctx.exitCode = 1;
+    ctx.print(cmd, { sandbox: d }, () => {
+      const lines = [d.ok ? `sandbox: yes, ${d.tool} (${d.bwrap})${d.user_namespace ? ' in a user namespace' : ' as root'}` : `sandbox: no: ${d.reason}`];
+      if (d.fallback) lines.push(`  fallback: ${d.fallback}`);
+      const by = (x: string | null) => x ?? 'not enforced here';
+      lines.push(`  process limit ${d.limits.processes}: ${by(d.limits.processes_by)}; memory limit: ${by(d.limits.memory_by)}`);
+      lines.push(`  home paths shown read-only: ${d.home_read_only.join(', ') || 'none'} (settings: ${d.settings_file})`);
+      return lines.join('\n') + '\n';
+    });
+  },
   'proxy.exec': async (ctx: CliContext, argv: string[], opts: ExecOptions, cmd: Command) => {
     const json = !!ctx.globals(cmd).json;
     const invalid = (message: string, details: Record<string, unknown>) => new AvfsError('InvalidInput', message, details);

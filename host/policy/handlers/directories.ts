@@ -6,6 +6,7 @@
  */
 import { posix } from 'node:path';
 import type { Handler } from '../classify';
+import { PRINTS_ENVIRONMENT } from './secrets';
 import { type Cmd, parseOpts, unknownWord } from '../command';
 import { judgePath, pathFinding, type PathVerdict } from '../paths';
 import { display, literal, litWord, type Word, wordValue } from '../words';
@@ -145,6 +146,10 @@ const shopt: Handler = (cmd) => {
  * /etc/shadow, so later `$1` is that word; an option word whose value is computed could be either.
  */
 const set: Handler = (cmd) => {
+  if (cmd.args.length === 0) {
+    cmd.add(['host_escape'], `set with no arguments ${PRINTS_ENVIRONMENT} (every variable of the shell)`);
+    return;
+  }
   cmd.add(['read_only'], 'set sets shell options');
   for (let at = 0; at < cmd.vals.length; at++) {
     const value = cmd.vals[at] ?? null;

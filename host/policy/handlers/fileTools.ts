@@ -221,14 +221,23 @@ const dd: Handler = (cmd) => {
   cmd.passesInput();
 };
 
+/**
+ * A mode that sets the setuid or setgid bit: octal with a 4, 2 or 6 (… 7) in the special digit,
+ * also after `=`/`+` (`=4755`, `+6000`, `04755`), or symbolic with `s` (`u+s`, `g=rxs`, `a+rwxs`).
+ */
+export function setsSetuid(mode: string): boolean {
+  if (/^[=+]?0*[2-7][0-7]{3}$/.test(mode)) return true;
+  return /^[ugoa]*[-+=]/.test(mode) && mode.split(',').some((clause) => /^[ugoa]*[+=][rwxXt]*s/.test(clause));
+}
+
 const chmod: Handler = (cmd) => {
   const opts = parseOpts(cmd.args.filter((word) => !/^[-+=][rwxXstugo]+$/.test(literal(word) ?? '')), '', ['reference']);
   const modes = cmd.args.map((word) => literal(word) ?? '');
   const mode = modes.find((root) => /^[0-7]{3,4}$|^[ugoa]*[-+=][rwxXstugo,+=-]*$/.test(root)) ?? (literal(opts.operands[0] ?? litWord('')) ?? '');
   const operands = mode === literal(opts.operands[0] ?? litWord('')) ? opts.operands.slice(1) : opts.operands;
   cmd.add(['mutating'], `${cmd.prog} changes file modes`);
-  if (cmd.prog === 'chmod' && (/^[0-7]*[2-7][0-7]{3}$/.test(mode) || /[-+=][rwxX]*s/.test(mode))) cmd.add(['privilege'],
-      `chmod ${mode} sets a setuid/setgid bit`);
+  const setuid = modes.find((value) => setsSetuid(value));
+  if (cmd.prog === 'chmod' && setuid !== undefined) cmd.add(['privilege'], `chmod ${setuid} sets a setuid/setgid bit`);
   if (cmd.prog !== 'chmod') {
     const owner = literal(cmd.args.find((word) => !(literal(word) ?? '-').startsWith('-')) ?? litWord(''));
     if (owner !== null && /^(root|0|wheel|admin)?([:.](root|0|wheel|admin))?$/.test(owner) && owner !== '') cmd.add(['privilege'],
@@ -551,7 +560,14 @@ const WRITERS: Record<string, Handler> = {
   mkfifo: writer(['mutating'], 'creates', 'm', ['mode']),
   cp: copier('copies into'),
   mv: copier('moves into', true),
-  install: copier('installs into'),
+  install: (cmd) => {
+    // install -m MODE / --mode=MODE / -mMODE: a setuid mode on the installed file.
+    cmd.vals.forEach((value, i) => {
+      const mode = value === '-m' || value === '--mode' ? cmd.vals[i + 1] : /^(?:-m|--mode=)(.+)$/.exec(value ?? '')?.[1];
+      if (mode && setsSetuid(mode)) cmd.add(['privilege'], `install -m ${mode} sets a setuid/setgid bit`);
+    });
+    copier('installs into')(cmd);
+  },
   ln: copier('links'),
   chmod,
   chown: chmod,

@@ -210,6 +210,10 @@ function sub(cmd: Cmd, name: string, args: Word[]): void {
     }
     return;
   }
+  if (name === 'submodule' && /^(status|summary)$/.test(operands[0] ?? '')) {
+    cmd.add(['read_only'], `git submodule ${operands[0]} only reads`);
+    return;
+  }
   if (NETWORK.has(name) || (name === 'remote' && /^(update|show|prune)$/.test(operands[0] ?? '')) || (
       name === 'submodule' && /^(update|add|sync|foreach)$/.test(operands[0] ?? ''))) {
     cmd.add(['networked'], `git ${name}${operands[0] && name !== 'clone' ? ' ' + operands[0] : ''} talks to a remote`);

@@ -35,16 +35,25 @@ const SPAWN = new RegExp(
 const EVAL = new RegExp(
   [
     String.raw`\b(eval\s*\(|exec\s*\(|compile\s*\(|__import__|new Function|Function\s*\(|vm\.run\w*|importlib|marshal\.loads`,
-    String.raw`|pickle\.loads|instance_eval|class_eval)`,
+    String.raw`|pickle\.loads|instance_eval|class_eval|instance_exec|module_eval|Kernel\.eval|binding\.eval|\.send\s*\(`,
+    // Perl's and Ruby's `eval EXPR` without parentheses, Lua's load/loadstring/dofile, R's parse(text=),
+    // PHP's create_function and assert of a string.
+    String.raw`|\beval\s+[\w$@"'\[{]|\bload\s*\(|loadstring\s*\(|dofile\s*\(|parse\s*\(\s*text\s*=|eval\s*\(\s*parse|create_function|\bassert\s*\(\s*\$)`,
   ].join(''),
 );
 const DECODE = new RegExp(
   [
     String.raw`(b64decode|base64|atob\s*\(|fromCharCode|decode\(\s*['"](hex|base64|rot13|rot_13)|codecs\.decode|unhexlify`,
     String.raw`|bytes\.fromhex|Buffer\.from\([^)]*['"](base64|hex)['"]|pack\s*\(\s*['"][Hu]|zlib\.decompress`,
-    String.raw`|gzip\.decompress)`,
+    String.raw`|gzip\.decompress`,
+    // Building text from numbers or packed bytes: pack/unpack, chr, string.char, rawToChar, intToUtf8 …
+    String.raw`|\bpack\s*\(|\.pack\s*\(|\bunpack\s*\(|\bchr\b|string\.char|\brawToChar|\bintToUtf8|decode_base64|MIME::Base64`,
+    String.raw`|Base64\.|str_rot13|gzinflate|gzuncompress|hex2bin|\bstrrev\s*\(|\[::-1\]|\.reverse\(\)|(?:\\x[0-9a-fA-F]{2}){4}|(?:\\\d{2,3}){4})`,
   ].join(''),
 );
+
+/** Package installs from inside code: R, Julia, Python's pip module, Ruby's gem install. */
+const INSTALL = /\b(install\.packages|remotes::install_\w+|devtools::install\w*|BiocManager::install|pak::pkg_install|Pkg\.add|Pkg\.install|Pkg\.develop|pip\.main|pip\._internal|ensurepip|Gem\.install|Gem::Installer)/;
 const HOME = new RegExp(
   [
     String.raw`\b(expanduser|os\.homedir|homedir\(\)|Path\.home|process\.env\.HOME|process\.env\[['"]HOME['"]\]`,
@@ -120,6 +129,7 @@ export function scanInlineCode(judged: Cmd, code: string, what: string): void {
     for (const cmd of spawnedCommands(code, runsBackticks(judged))) judged.script(cmd, `${what} code`);
   }
   else if (evals) judged.add(['unknown'], `${what} code evaluates computed code`);
+  if (INSTALL.test(code)) judged.add(['package_install', 'networked'], `${what} code installs packages from a registry`);
   if (HOME.test(code)) judged.add(['host_escape'], `${what} code reaches into the home directory`);
   if (PRIVILEGE.test(code)) judged.add(['privilege'], `${what} code changes privileges`);
   if (ENV_DUMP.test(code) && network) judged.add(['host_escape'], `${what} code sends the environment over the network`);

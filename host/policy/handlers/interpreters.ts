@@ -34,6 +34,8 @@ function codeFromStdin(cmd: Cmd, what: string, onText: (text: string) => void): 
   else cmd.add(['code_execution', 'unknown'], `${what} runs code produced by ${input.from}, which the policy cannot read`);
 }
 
+const JS_RUNTIMES = new Set(['node', 'nodejs']);
+
 /** A script file about to run: where it lives, and whether this command line downloaded it. */
 function scriptFile(cmd: Cmd, word: Word, what: string): void {
   cmd.add(['code_execution'], `${what} runs the script ${word.raw}`);
@@ -59,7 +61,7 @@ function scriptFile(cmd: Cmd, word: Word, what: string): void {
 function runText(cmd: Cmd, text: string, what: string): void {
   // `source`/`.` run the file in this very shell; `bash file` in a child.
   if (/^(source|\.)$/.test(cmd.prog)) cmd.script(text, what, undefined, cmd.inShell ? 'current' : 'subshell');
-  else if (/^(sh|bash|zsh|dash|ksh|ash|mksh)$/.test(cmd.prog)) cmd.script(text, what);
+  else if (/^(sh|bash|zsh|dash|ksh|ash|mksh|yash|posh|oksh|loksh|bosh)$/.test(cmd.prog)) cmd.script(text, what);
   else scanInlineCode(cmd, text, what);
 }
 
@@ -380,6 +382,12 @@ function interpreter(lang: Lang): Handler {
       return;
     }
     const script = rest[0];
+    // `node --test [files…]`: the test runner, over the project's test files (no REPL).
+    if (JS_RUNTIMES.has(cmd.prog) && cmd.vals.some((value) => value === '--test' || value?.startsWith('--test-') === true)) {
+      cmd.add(['code_execution', 'mutating'], `${cmd.prog} --test runs the project's tests`);
+      rest.forEach((word) => cmd.maybePath(word, 'read'));
+      return;
+    }
     if (!script || literal(script) === '-' || literal(script) === '/dev/stdin') {
       codeFromStdin(cmd, cmd.prog, (value) => scanInlineCode(cmd, value, `${cmd.prog} reading its input`));
       return;
@@ -447,6 +455,11 @@ export const INTERPRETERS: Record<string, Handler> = {
   mksh: shell,
   ash: shell,
   fish: shell,
+  yash: shell,
+  posh: shell,
+  oksh: shell,
+  loksh: shell,
+  bosh: shell,
   csh: shell,
   tcsh: shell,
   rbash: shell,

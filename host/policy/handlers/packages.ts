@@ -260,6 +260,28 @@ const pip: Handler = (cmd) => {
   cmd.add(['mutating'], `${cmd.prog} ${sub} changes installed packages`);
 };
 
+/**
+ * go: `go env -w`/`-u` writes the user's go configuration (read by every later go command, in
+ * every project); `-exec PROG` (go run/test) and `-toolexec PROG` (build, test, vet …) run a
+ * program of the caller's choosing around each binary or tool, judged as that command.
+ */
+const goTool: Handler = (cmd) => {
+  const sub = cmd.vals.find((value) => value === null || !value.startsWith('-'));
+  if (sub === 'env' && cmd.vals.some((value) => value === '-w' || value === '-u')) {
+    cmd.add(['host_escape'], 'go env -w changes the go configuration of this user (~/.config/go/env), which every later go command reads');
+    return;
+  }
+  cmd.vals.forEach((value, i) => {
+    const m = /^--?(exec|toolexec)(?:=(.*))?$/.exec(value ?? '');
+    if (!m) return;
+    const program = m[2] ?? cmd.vals[i + 1];
+    cmd.add(['code_execution'], `go -${m[1]} runs a program around each ${m[1] === 'exec' ? 'binary' : 'tool'}`);
+    if (program === null || program === undefined) cmd.add(['unknown'], `go -${m[1]} runs a program the policy cannot know`);
+    else if (program.trim() !== '') cmd.script(program, `go -${m[1]}`);
+  });
+  GO_SUBCOMMANDS(cmd);
+};
+
 function subcommands(tool: string, table: Record<string, 'install' | 'run' | 'read' | 'mutate' | 'net' | 'publish' | 'host'>, fallback:
     'run' | 'mutate' = 'run'): Handler {
   return (cmd) => {
@@ -322,6 +344,11 @@ function systemPackages(tool: string): Handler {
   };
 }
 
+const GO_SUBCOMMANDS = subcommands('go', {
+    get: 'install', install: 'install', mod: 'install', build: 'run', test: 'run', run: 'run', vet: 'run', generate: 'run', fmt: 'mutate',
+    clean: 'mutate', version: 'read', env: 'read', list: 'read', doc: 'read', help: 'read', work: 'mutate', tool: 'run', fix: 'mutate',
+  });
+
 export const PACKAGE_TOOLS: Record<string, Handler> = {
   npm,
   npx,
@@ -359,10 +386,7 @@ export const PACKAGE_TOOLS: Record<string, Handler> = {
     version: 'read', '--version': 'read', vendor: 'install', generate_lockfile: 'install', 'generate-lockfile': 'install', fix: 'run',
     uninstall: 'host',
   }),
-  go: subcommands('go', {
-    get: 'install', install: 'install', mod: 'install', build: 'run', test: 'run', run: 'run', vet: 'run', generate: 'run', fmt: 'mutate',
-    clean: 'mutate', version: 'read', env: 'read', list: 'read', doc: 'read', help: 'read', work: 'mutate', tool: 'run', fix: 'mutate',
-  }),
+  go: goTool,
   gem: subcommands('gem', {
     install: 'install', update: 'install', list: 'read', search: 'net', query: 'net', info: 'read', push: 'publish', build: 'run', uninstall: 'host',
     env: 'read', contents: 'read', which: 'read',

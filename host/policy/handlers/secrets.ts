@@ -8,6 +8,26 @@ import type { Handler } from '../classify';
 import { type Cmd, parseOpts } from '../command';
 import { literal } from '../words';
 
+/**
+ * Environment variables that hold credentials, by name: tokens, secrets, passwords, API keys,
+ * private keys, session cookies, connection strings with passwords.
+ */
+export const SECRET_VARIABLE = /(TOKEN|SECRET|PASSW(OR)?D|PASSPHRASE|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL|AUTH|COOKIE|SESSION_?KEY|_PAT$|^PAT$|DATABASE_URL|_DSN$|^DSN$|WEBHOOK)/i;
+
+/** Printing the whole environment hands out whatever tokens it holds. */
+export const PRINTS_ENVIRONMENT = 'prints the whole environment, which holds the user\'s tokens and keys';
+
+/** printenv [NAME…]: all of it, or the named variables. */
+const printenv: Handler = (cmd) => {
+  const names = cmd.vals.filter((value) => value === null || !value.startsWith('-'));
+  if (names.length === 0) cmd.add(['host_escape'], `printenv ${PRINTS_ENVIRONMENT}`);
+  else if (names.some((name) => name === null)) cmd.add(['unknown'], 'printenv prints a variable whose name is computed');
+  else {
+    const secret = names.find((name) => SECRET_VARIABLE.test(name!));
+    cmd.add(secret ? ['host_escape'] : ['read_only'], secret ? `printenv ${secret} prints a credential from the environment` : 'printenv prints variables');
+  }
+};
+
 function handsOutSecrets(what: string): Handler {
   return (cmd) => {
     cmd.add(['host_escape'], `${cmd.prog} ${what}`);
@@ -51,6 +71,7 @@ const security: Handler = (cmd) => {
 };
 
 export const SECRET_TOOLS: Record<string, Handler> = {
+  printenv,
   pass: handsOutSecrets('reads or changes the host password store'),
   gopass: handsOutSecrets('reads or changes the host password store'),
   'secret-tool': handsOutSecrets('reads or changes the host keyring'),

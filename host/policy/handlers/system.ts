@@ -14,7 +14,7 @@ function simple(categories: Parameters<Cmd['add']>[0], why: string, paths: 'read
 }
 
 const INFO = [
-  'pwd', 'true', 'false', ':', 'whoami', 'id', 'uname', 'printenv', 'which', 'type', 'whereis', 'hash', 'seq', 'yes', 'sleep',
+  'pwd', 'true', 'false', ':', 'whoami', 'id', 'uname', 'which', 'type', 'whereis', 'hash', 'seq', 'yes', 'sleep',
   'expr', 'bc', 'dc', 'factor', 'nproc', 'arch', 'locale', 'tty', 'groups', 'logname', 'uptime', 'free', 'lsb_release', 'sw_vers', 'getconf', 'tput',
   'clear', 'help', 'history', 'jobs', 'wait', 'umask', 'ulimit', 'exit', 'return', 'break', 'continue', 'let', 'test', '[', '[[', 'cal',
       'dirs', 'times', 'ps', 'pgrep', 'pidof', 'lscpu', 'lsblk', 'lsusb', 'lspci',

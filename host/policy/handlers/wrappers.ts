@@ -8,6 +8,7 @@
 import type { Handler } from '../classify';
 import { type Cmd, parseOpts } from '../command';
 import { judgeAssignment } from '../envVars';
+import { PRINTS_ENVIRONMENT } from './secrets';
 import { dropPrefix, literal, litWord, type Word } from '../words';
 import { PACKAGE_TOOLS } from './packages';
 
@@ -127,7 +128,7 @@ const env: Handler = (cmd) => {
   }
   const rest = cmd.args.slice(at);
   if (rest.length === 0) {
-    cmd.add(['read_only'], 'env prints the environment');
+    cmd.add(['host_escape'], `env ${PRINTS_ENVIRONMENT}`);
     return;
   }
   runInner(cmd, rest, cmd.findings.length > 0);
