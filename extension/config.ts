@@ -8,6 +8,7 @@ export const SETTINGS = {
   nodePath: 'avfs.nodePath',
   home: 'avfs.home',
   requestTimeoutSeconds: 'avfs.requestTimeoutSeconds',
+  hostIdleExitSeconds: 'avfs.hostIdleExitSeconds',
   showViewOnStartup: 'avfs.showViewOnStartup',
 } as const;
 
@@ -27,6 +28,8 @@ export const config = {
       nodePath: read(SETTINGS.nodePath, '').trim(),
       home: home || undefined,
       requestTimeoutMs: Math.max(1, read(SETTINGS.requestTimeoutSeconds, 30)) * 1000,
+      // Read when a host is started (`avfs host --idle-exit`): a running host keeps the grace it started with.
+      idleExitMs: Math.max(0, read(SETTINGS.hostIdleExitSeconds, 60)) * 1000,
     };
   },
   showViewOnStartup(): boolean {

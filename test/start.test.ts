@@ -1,8 +1,7 @@
 // `npm start` opens the product: the script prints an address, and that address shows VS Code with
 // the AVFS view open on the demo vaults, served by a running vault host; its scripted agent then
 // asks for an approval, which pops up as a toast and is answered there, and its run shows in the
-// Executions view. Checked
-// with the real script, the real code-server and headless Chromium, as a person opening the printed
+// Executions view; a run in flight survives a reload of that window. Checked with the real script, the real code-server and headless Chromium, as a person opening the printed
 // URL would; Ctrl-C leaves no process of it behind.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -57,7 +56,7 @@ test('npm start prints an address that shows the vault tree of the demo; its age
     await page.screenshot({ path: join(SCREENSHOTS, 'approval-toast.png') });
     // A person answers in the toast itself.
     await toast.getByRole('button', { name: 'Approve Once', exact: true }).click();
-    await waitForLine(() => output, /\[agent\] {3}completed \(exit 0, approved by VS Code/);
+    await waitForLine(() => output, /\[agent\] {3}completed \(exit 0, approved by vscode client/);
     await waitForLine(() => output, /\[agent\] done:/);
     // The runs are in the Executions view (the AVFS tab of the panel): every command the agent ran.
     await page.locator('#workbench\\.parts\\.panel').getByRole('tab', { name: /AVFS/ }).first().click();
@@ -70,6 +69,33 @@ test('npm start prints an address that shows the vault tree of the demo; its age
       const first = c.split('\n')[0]!;
       assert.ok(output.split('\n').some((line) => line.startsWith('[agent] ') && line.endsWith(`: ${first}${c.includes('\n') ? ' …' : ''}`)), `the agent ran \`${first}\`:\n${output}`);
     }
+
+    // A run in flight survives the reload of the window that started the host: the reload ends
+    // that window's extension host (its connection to the host goes), the host and the agent's run
+    // stay, and the reloaded window connects to the same host.
+    const home = join(t.dir, 'state', 'home');
+    const status = () => cliJson<{ pid: number; clients: { name: string; kind: string }[] }>(home, 'host', 'status');
+    const windows = async () => (await status()).clients.filter((c) => c.kind === 'vscode').map((c) => c.name);
+    const [first, ...others] = await windows();
+    assert.ok(first && others.length === 0, `one window is connected: ${JSON.stringify(await status())}`);
+    const hostPid = (await status()).pid;
+    // The command waits for a file the test writes only once the window that started the host is gone.
+    const run = cli(home, '--json', '--vault', 'demo', 'proxy', 'exec', '--shell', 'while [ ! -e go ]; do sleep 0.2; done; echo survived > reloaded.txt');
+    for (const end = Date.now() + 30_000; (await cliJson<{ running_execs: number }>(home, 'host', 'status')).running_execs === 0; await new Promise((r) => setTimeout(r, 250))) {
+      if (Date.now() > end) assert.fail(`the run did not start: ${JSON.stringify(await status())}`);
+    }
+    await page.reload();
+    for (const end = Date.now() + 60_000; (await windows()).includes(first); await new Promise((r) => setTimeout(r, 250))) {
+      if (Date.now() > end) assert.fail(`the reloaded window's old extension host is still connected: ${JSON.stringify(await status())}`);
+    }
+    await page.locator('#workbench\\.parts\\.statusbar').getByRole('button', { name: /^AVFS vault host: ready/ }).waitFor();
+    assert.equal((await status()).pid, hostPid, 'the same host serves the reloaded window');
+    await cliJson(home, '--vault', 'demo', 'write', '/go', '');
+    const survived = await run;
+    assert.equal(survived.code, 0, `the run through the reload: ${survived.stdout}${survived.stderr}`);
+    const envelope = JSON.parse(survived.stdout) as { result: { state: string; exit_code: number | null } };
+    assert.deepEqual([envelope.result.state, envelope.result.exit_code], ['completed', 0]);
+    assert.equal((await cli(home, '--vault', 'demo', 'cat', '/reloaded.txt')).stdout, 'survived\n');
   } finally {
     await browser?.context.close();
     start.kill('SIGINT');
@@ -99,4 +125,24 @@ async function executionsCommands(page: Awaited<ReturnType<typeof launchBrowser>
     }
     if (Date.now() > end) assert.fail(`the Executions view did not list ${n} runs within ${ms / 1000} s`);
   }
+}
+
+/** The checkout's CLI on the demo home, to its end. */
+function cli(home: string, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(ROOT, 'dist', 'avfs.js'), ...args], { env: { ...process.env, AVFS_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** `avfs --json …` on the demo home, which must succeed: its one JSON document. */
+async function cliJson<T>(home: string, ...args: string[]): Promise<T> {
+  const r = await cli(home, '--json', ...args);
+  assert.equal(r.code, 0, `avfs ${args.join(' ')}: ${r.stdout}${r.stderr}`);
+  return JSON.parse(r.stdout) as T;
 }

@@ -97,7 +97,10 @@ export class HostClient {
     if (this.current.name === 'idle' && !this.options.mayStart?.()) void this.connect(0);
   }
 
-  /** Leaves the host (it lives on while other clients need it) and connects afresh: to it, or to a new one. */
+  /**
+   * Stops the host this client started (Restart Host; other clients reconnect to the next one), or
+   * leaves the socket of one it did not, and starts afresh.
+   */
   async restart(): Promise<void> {
     if (this.current.name === 'stopped' || this.options.mayStart?.()) return;
     this.generation++;
@@ -105,7 +108,7 @@ export class HostClient {
     const old = this.transport;
     this.transport = undefined;
     this.setState({ name: 'starting', attempt: 0 });
-    await old?.close();
+    await old?.stop();
     await this.connect(0);
   }
 

@@ -24,6 +24,11 @@ export interface Transport {
   pid: number | undefined;
   /** Leaves the host: this client's runs are cancelled; the host itself lives on while others need it. */
   close(): Promise<void>;
+  /**
+   * Stops the host this client spawned (Restart Host): asked to shut down (it cancels its runs and
+   * unmounts what it mounted), SIGTERM after 3 s, SIGKILL 2 s later. A socket connection only leaves.
+   */
+  stop(): Promise<void>;
 }
 
 /** A host that did not come up; `output` is what it printed (a refusal names a running host's socket). */
@@ -73,6 +78,7 @@ export function spawnHost(opts: {
     pid: child.pid,
     stderrTail: () => tail.join('\n'),
     close: async () => leaveChild(child, connection),
+    stop: () => stopChild(child, connection, closed),
   };
 }
 
@@ -115,19 +121,29 @@ export async function connectSocket(path: string, wire: (connection: rpc.Message
   const connection = rpc.createMessageConnection(new rpc.SocketMessageReader(socket), new rpc.SocketMessageWriter(socket));
   socket.on('error', () => {});
   wire(connection);
-  return {
-    via: 'socket',
-    connection,
-    closed,
-    pid: undefined,
-    stderrTail: () => '',
-    close: async () => {
-      connection.dispose();
-      socket.end();
-      socket.destroy();
-      await closed;
-    },
+  const close = async () => {
+    connection.dispose();
+    socket.end();
+    socket.destroy();
+    await closed;
   };
+  return { via: 'socket', connection, closed, pid: undefined, stderrTail: () => '', close, stop: close };
+}
+
+const STOP_GRACE_MS = 3000;
+const KILL_GRACE_MS = 2000;
+
+/** Stops a spawned host: host/shutdown, then SIGTERM, then SIGKILL, each given its time. */
+async function stopChild(child: ChildProcess, connection: rpc.MessageConnection, closed: Promise<string>): Promise<void> {
+  const exited = () => child.exitCode !== null || child.signalCode !== null;
+  const wait = (ms: number) => Promise.race([closed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
+  void connection.sendRequest('host/shutdown', {}).catch(() => undefined);
+  if (exited() || (await wait(STOP_GRACE_MS))) return leaveChild(child, connection);
+  child.kill('SIGTERM');
+  if (await wait(KILL_GRACE_MS)) return leaveChild(child, connection);
+  child.kill('SIGKILL');
+  await wait(KILL_GRACE_MS);
+  leaveChild(child, connection);
 }
 
 /**

@@ -19,6 +19,7 @@ export interface ExecOptions {
   cleanEnv?: boolean;
   stdin?: boolean;
   maxOutput?: string;
+  sandbox?: 'workspace' | 'none';
   prompt: boolean;
 }
 
@@ -60,6 +61,7 @@ export function execRequestOf(argv: string[], opts: ExecOptions, vault: string |
     env: envOf(opts.env, invalid),
     clean_env: !!opts.cleanEnv,
     ...(opts.maxOutput !== undefined ? { max_output_bytes: countOf('--max-output', opts.maxOutput, invalid) } : {}),
+    ...(opts.sandbox !== undefined ? { sandbox: opts.sandbox } : {}),
   };
 }
 

@@ -361,6 +361,8 @@ export class VaultHost {
           surface: `rpc:${client.name}`,
           owner: `the vault host (pid ${process.pid})`,
           signal: cancel.signal,
+          // The command inherits its caller's environment, as it would run directly (docs/exec.md).
+          ...(req.caller_env ? { baseEnv: req.caller_env } : {}),
           store: this.pool.execStore(),
           run: (o) => this.runner.run(o),
           onState: (runId, state) => {

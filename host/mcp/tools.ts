@@ -149,7 +149,7 @@ export function execText(env: ExecutionEnvelope): string {
  * runs many commands in a row; the next one reuses it).
  */
 const ExecInput = {
-  ...ExecRequest.omit({ id: true, vault: true, command: true }).shape,
+  ...ExecRequest.omit({ id: true, vault: true, command: true, caller_env: true }).shape,
   command: z.string().min(1).max(1024 * 1024).optional().describe('a shell command line, run by bash -c in the vault (give this or argv)'),
   argv: z.array(z.string().max(1024 * 1024)).min(1).max(10_000).optional().describe('a program and its arguments, run as is (give this or command)'),
   keep_mount: z.boolean().default(true).describe('leave the mount up for the next call (default here: true)'),

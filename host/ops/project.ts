@@ -13,7 +13,7 @@ import { kindOf } from '../store/inodes';
 import type { Vault } from '../store/vault';
 import { importTree } from '../vfs/transfer';
 import { Vfs } from '../vfs/vfs';
-import { mustReadBase, readBase, writeBase } from '../project/base';
+import { baseJournalSeq, mustReadBase, readBase, setBaseJournalSeq, writeBase } from '../project/base';
 import { commitSteps, recover } from '../project/commit';
 import { commitBranch, gitInfo, writePatch } from '../project/git';
 import { ProjectIgnore } from '../project/ignore';
@@ -89,18 +89,31 @@ function apply(ctx: OpsContext, p: Parameters<OpsTable['project/apply']>[1]): Ap
     }
     const recovered = recover(root);
     if (p.dry_run) {
-      const { plan } = planApply(v, base, baseTree, new TreeReader(v, { kind: 'live' }), root, { patch: p.patch });
+      const since = baseJournalSeq(v);
+      const { plan } = planApply(v, base, baseTree, new TreeReader(v, { kind: 'live' }), root, {
+        patch: p.patch,
+        candidates: since === null ? null : v.journal.pathsSince(since),
+        ...(p.paths ? { only: p.paths } : {}),
+      });
       return { ...plan, ...nothingMore, dry_run: true, recovered };
     }
     // The vault's tree as it is now: what is applied and, after, the new base (an agent may keep writing meanwhile).
     const snap = v.checkpoints.save({ internal: true, prefix: 'base' });
     try {
-      const { plan, steps, changes } = planApply(v, base, baseTree, new TreeReader(v, refOf(snap.name, v)), root, { patch: p.patch, ...(p.paths ? { only: p.paths } : {}) });
+      const since = baseJournalSeq(v);
+      const candidates = since === null ? null : v.journal.pathsSince(since);
+      const { plan, steps, changes } = planApply(v, base, baseTree, new TreeReader(v, refOf(snap.name, v)), root, {
+        patch: p.patch,
+        candidates,
+        ...(p.paths ? { only: p.paths } : {}),
+      });
       if (plan.conflicts.length > 0) throw conflictError(plan);
       const applied = commitSteps(root, steps);
       // A whole apply: the project now agrees with the snapshot. Some paths only: with the old base but for them.
       const newBase = p.paths ? v.checkpoints.derive(base.checkpoint, partEdits(changes), 'base', snap).name : snap.name;
       moveBase(v, base, newBase);
+      // A partial apply keeps the old mark: the paths it left are still to be looked at.
+      if (!p.paths) setBaseJournalSeq(v, snap.journal_seq);
       v.journal.append('project_apply', null, { details: { project: root, applied, base: newBase, ...(p.paths ? { paths: p.paths } : {}) } });
       return { ...plan, dry_run: false, applied, new_base: newBase, recovered };
     } finally {
@@ -129,7 +142,9 @@ export const projectOps = {
           moved_at: null,
         };
         writeTxn(v.db, () => {
-          base.checkpoint = v.checkpoints.save({ internal: true, prefix: 'base' }).name;
+          const cp = v.checkpoints.save({ internal: true, prefix: 'base' });
+          base.checkpoint = cp.name;
+          setBaseJournalSeq(v, cp.journal_seq);
           if (base.git_commit) base.git_checkpoint = base.checkpoint;
           writeBase(v, base);
         });

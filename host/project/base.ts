@@ -40,3 +40,17 @@ export function writeBase(v: Vault, b: ProjectBase): void {
     v.setMeta(`base.${k}`, k === 'exclude' ? JSON.stringify(value) : (value as string | null));
   }
 }
+
+/**
+ * The journal entry the base was taken at (`base.journal_seq`): changes since the base are then
+ * looked for only at the paths the journal names after it. Absent (a fork: its journal counts
+ * anew) or unusable, the whole trees are compared.
+ */
+export function baseJournalSeq(v: Vault): number | null {
+  const s = v.meta('base.journal_seq');
+  return s === undefined ? null : Number(s);
+}
+
+export function setBaseJournalSeq(v: Vault, seq: number | null): void {
+  v.setMeta('base.journal_seq', seq === null ? null : String(seq));
+}

@@ -51,15 +51,6 @@ function writeJournal(dir: string, j: Journal): void {
   fs.renameSync(tmp, path.join(dir, JOURNAL));
 }
 
-function fsyncDir(dir: string): void {
-  const fd = fs.openSync(dir, 'r');
-  try {
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
 /** A test seam: AVFS_TEST_APPLY_HOLD=N stops the process (until killed) after N steps of the commit. */
 function holdForTest(done: number): void {
   const at = process.env.AVFS_TEST_APPLY_HOLD;
@@ -93,18 +84,13 @@ export function commitSteps(root: string, steps: Step[]): number {
           fs.symlinkSync(s.target, staged);
           return;
         }
-        const fd = fs.openSync(staged, 'wx', s.mode & 0o7777);
-        try {
-          fs.writeSync(fd, s.data);
-          fs.fsyncSync(fd);
-        } finally {
-          fs.closeSync(fd);
-        }
+        // Not fsynced one by one: what the commit must survive is the process dying (the page cache
+        // keeps what was written); a power loss is left to the file system's rename ordering.
+        fs.writeFileSync(staged, s.data, { mode: s.mode & 0o7777, flag: 'wx' });
         fs.chmodSync(staged, s.mode & 0o7777);
         fs.utimesSync(staged, seconds(s.mtimeNs), seconds(s.mtimeNs));
       });
       writeJournal(stage, journal);
-      fsyncDir(path.join(stage, 'new'));
     });
   } catch (e) {
     fs.rmSync(stage, { recursive: true, force: true });

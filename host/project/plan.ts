@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { AvfsError } from '../protocol/errors';
 import type { ChangePlan, PlannedChange, ProjectBase } from '../protocol/project';
 import type { FileType } from '../protocol/vault';
-import { asText, type Node, type PathChange, pathChanges } from '../store/diff';
+import { asText, type Node, type PathChange, pathChanges, pathChangesAt } from '../store/diff';
 import { kindOf } from '../store/inodes';
 import type { Vault } from '../store/vault';
 import { staysInside } from '../vfs/transfer';
@@ -80,10 +80,12 @@ export function planApply(
   baseTree: TreeReader,
   toTree: TreeReader,
   root: string,
-  opts: { patch?: boolean; hostChecks?: boolean; only?: string[] } = {},
+  opts: { patch?: boolean; hostChecks?: boolean; only?: string[]; candidates?: string[] | null } = {},
 ): ApplyPlan {
   const hostChecks = opts.hostChecks ?? true;
-  const all = selected(pathChanges(v.db, baseTree.ref, toTree.ref), opts.only);
+  // Where the journal says the vault changed since the base, when it can say; else everywhere.
+  const at = opts.candidates ? pathChangesAt(v.db, baseTree.ref, toTree.ref, opts.candidates) : null;
+  const all = selected(at ?? pathChanges(v.db, baseTree.ref, toTree.ref), opts.only);
   const ignore = new ProjectIgnore(root, base.exclude);
   const ignored: string[] = [];
   const changes = all.filter((c) => {

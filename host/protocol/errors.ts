@@ -66,6 +66,13 @@ export const ERROR_TABLE = {
     doc: 'An apply or a sync found paths changed on both sides since the base (`conflicts` lists every one, each with what the other side did); nothing was written.',
   },
   PolicyFileInvalid: { exit: 24, errno: 'EINVAL', rpc: -31024, vscode: null, doc: 'A policy rules file failed validation; the message names the field.' },
+  SandboxUnavailable: {
+    exit: 29,
+    errno: 'ENOTSUP',
+    rpc: -31029,
+    vscode: null,
+    doc: 'The run asked for `--sandbox workspace` and bubblewrap cannot isolate it on this machine (not installed, or user namespaces are off); nothing ran. `avfs doctor` says why; without `--sandbox` a run falls back to `none` there, recorded in the envelope.',
+  },
   StorageError: { exit: 30, errno: 'EIO', rpc: -31030, vscode: 'Unavailable', doc: 'SQLite reported an error (corrupt file, disk full, locked past the busy timeout).' },
   Internal: { exit: 1, errno: 'EIO', rpc: -31001, vscode: null, doc: 'A bug: please report it with the message.' },
 } as const satisfies Record<string, { exit: number; errno: string; rpc: number; vscode: VscodeFsError | null; doc: string }>;

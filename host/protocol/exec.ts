@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { ChangeSummary } from './changes';
 import { ErrorJson } from './errors';
 import { Action, Category, DecisionPart } from './policy';
+import { SandboxMode, SandboxRecord } from './sandbox';
 
 export const ENVELOPE_SCHEMA_VERSION = 1;
 export const DEFAULT_TIMEOUT_MS = 300_000;
@@ -54,11 +55,22 @@ export type CheckpointMode = z.infer<typeof CheckpointMode>;
 
 const EnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name is letters, digits and _, not starting with a digit');
 
+/**
+ * What Linux refuses to start a program with (E2BIG): one argument or environment string over
+ * 128 KiB (MAX_ARG_STRLEN), or all of them together over ARG_MAX (2 MiB; some is kept for the
+ * rest of the environment the command inherits).
+ */
+export const MAX_ARG_BYTES = 128 * 1024 - 1;
+export const MAX_ARGS_TOTAL_BYTES = 2 * 1024 * 1024 - 256 * 1024;
+const utf8Bytes = (s: string) => (s.length * 3 <= MAX_ARG_BYTES ? s.length : new TextEncoder().encode(s).length);
+const totalBytes = (words: string[]) => words.reduce((n, w) => n + utf8Bytes(w) + 1, 0);
+const osString = (what: string) => z.string().refine((s) => utf8Bytes(s) <= MAX_ARG_BYTES, `${what} is over ${MAX_ARG_BYTES + 1} bytes: the system would refuse to start the command (E2BIG)`);
+
 /** What a caller asks for. The CLI builds it from flags; the host takes it as `exec/run` params. */
 export const ExecRequest = z.strictObject({
   id: z.string().uuid().optional().describe('the caller may name the run, to follow its exec/* notifications'),
   vault: z.string().optional().describe('the vault (default: the current one)'),
-  command: z.union([z.strictObject({ shell: z.string().min(1) }), z.strictObject({ argv: z.array(z.string()).min(1) })]),
+  command: z.union([z.strictObject({ shell: osString('the shell command').pipe(z.string().min(1)) }), z.strictObject({ argv: z.array(osString('an argument')).min(1).refine((a) => totalBytes(a) <= MAX_ARGS_TOTAL_BYTES, `the arguments are over ${MAX_ARGS_TOTAL_BYTES} bytes together: the system would refuse to start the command (E2BIG)`) })]),
   cwd: z
     .string()
     .refine((p) => !/[\x00-\x1f\x7f]/.test(p), 'a working directory holds no control characters')
@@ -71,10 +83,18 @@ export const ExecRequest = z.strictObject({
   timeout_ms: z.number().int().min(0).default(DEFAULT_TIMEOUT_MS).describe('0 means no time limit'),
   grace_ms: z.number().int().min(0).default(DEFAULT_GRACE_MS).describe('SIGTERM to SIGKILL delay'),
   checkpoint: CheckpointMode.default('auto'),
-  env: z.record(EnvName, z.string()).default({}),
+  env: z
+    .record(EnvName, osString('an environment variable'))
+    .refine((e) => totalBytes(Object.entries(e).map(([k, v]) => `${k}=${v}`)) <= MAX_ARGS_TOTAL_BYTES / 2, `the variables are over ${MAX_ARGS_TOTAL_BYTES / 2} bytes together: the system would refuse to start the command (E2BIG)`)
+    .default({}),
   clean_env: z.boolean().default(false).describe('pass only a minimal environment (see docs/exec.md)'),
+  caller_env: z
+    .record(z.string(), z.string())
+    .optional()
+    .describe("the caller's environment, which the command inherits as it would run directly (a client of the host sends its own); default: that of the process running the call"),
   stdin: z.string().optional().describe('bytes fed to the command (default: none, /dev/null)'),
   max_output_bytes: z.number().int().min(1024).max(MAX_OUTPUT_BYTES_LIMIT).default(DEFAULT_MAX_OUTPUT_BYTES),
+  sandbox: SandboxMode.optional().describe('workspace: isolated by bubblewrap, an error where it cannot run (docs/exec.md); none: no isolation, recorded in the envelope; default: workspace where bubblewrap can run here, else none'),
 });
 export type ExecRequestInput = z.input<typeof ExecRequest>;
 export type ExecRequest = z.output<typeof ExecRequest>;
@@ -141,6 +161,7 @@ export const ExecutionEnvelope = z.object({
     argv: z.array(z.string()).describe('what was executed: the argv, or [bash, -c, STRING]'),
     timeout: Timeout,
     grace_ms: z.number(),
+    sandbox: SandboxMode.describe('the isolation the run was to get (asked for, or the default here)'),
   }),
   result: z.object({
     vault: z.string().nullable(),
@@ -172,6 +193,7 @@ export const ExecutionEnvelope = z.object({
     cancelled: z.boolean(),
     leftover_processes: z.number().describe('processes of the command\'s group still running when it exited, then stopped'),
     error: ErrorJson.nullable().describe('why the run failed (state failed), or why it was denied'),
+    sandbox: SandboxRecord.nullable().describe('the isolation the command ran in; null when it never ran'),
   }),
 });
 export type ExecutionEnvelope = z.infer<typeof ExecutionEnvelope>;

@@ -64,11 +64,21 @@ function ttyName(ttyNr: number): string | null {
   return `tty ${major}:${minor}`;
 }
 
-/** What /proc says of a live process, for a pid the kernel gave. */
-export function peerOfPid(pid: number, uid = -1, gid = -1): Peer | undefined {
+/** The real uid and gid of a process, from /proc/PID/status. */
+function idsOf(pid: number): { uid: number; gid: number } {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    return { uid: Number(/^Uid:\s+(\d+)/m.exec(status)?.[1] ?? -1), gid: Number(/^Gid:\s+(\d+)/m.exec(status)?.[1] ?? -1) };
+  } catch {
+    return { uid: -1, gid: -1 };
+  }
+}
+
+/** What /proc says of a live process: for a pid the kernel gave (with its ids), or the parent of a stdio host. */
+export function peerOfPid(pid: number, ids: { uid: number; gid: number } = idsOf(pid)): Peer | undefined {
   const f = statFields(pid);
   if (!f || f[0] === 'Z') return undefined;
-  return { pid, uid, gid, startTime: f[19] ?? '', tty: ttyName(Number(f[4] ?? 0)) };
+  return { pid, uid: ids.uid, gid: ids.gid, startTime: f[19] ?? '', tty: ttyName(Number(f[4] ?? 0)) };
 }
 
 /** The process that connected this Unix socket (SO_PEERCRED); undefined when it cannot be told. */
@@ -78,7 +88,7 @@ export function peerOfSocket(socket: Socket): Peer | undefined {
   if (fd === undefined || fd < 0 || !creds) return undefined;
   try {
     const c = creds(fd);
-    return peerOfPid(c.pid, c.uid, c.gid);
+    return peerOfPid(c.pid, { uid: c.uid, gid: c.gid });
   } catch {
     return undefined;
   }

@@ -21,7 +21,7 @@
 import { randomUUID } from 'node:crypto';
 import { homedir } from 'node:os';
 import { posix } from 'node:path';
-import { err, type ErrorJson, toAvfsError } from '../protocol/errors';
+import { AvfsError, err, type ErrorJson, toAvfsError } from '../protocol/errors';
 import type { ChangeSummary, JournalOp } from '../protocol/changes';
 import {
   type ApprovalRecord,
@@ -33,8 +33,8 @@ import {
   type ExecutionEnvelope,
 } from '../protocol/exec';
 import type { Decision, PolicyCommand } from '../protocol/policy';
+import type { SandboxMode, SandboxRecord } from '../protocol/sandbox';
 import { decideOnce, type PolicyEngine, refuseCheckpointOptOut } from '../policy/engine';
-import { defaultSandboxMode } from '../sandbox/defaultMode';
 import { effectiveRuleSets } from '../policy/sources';
 import type { AvfsHome } from '../store/home';
 import type { CheckpointRow, SaveOptions } from '../store/checkpoints';
@@ -50,6 +50,9 @@ import { type RunGuard, startRunGuard } from './guard';
 import { prepareOutputPipes } from './pipes';
 import { stopGroup } from './processGroup';
 import { runCommand, type RunOptions, type RunResult } from './runner';
+import type { SandboxSpec } from '../sandbox/bwrap';
+import { loadSandboxSettings, planSandbox, sandboxRecordOf, unsandboxedRecord } from '../sandbox/plan';
+import { sandboxSupport } from '../sandbox/probe';
 
 const TRANSITIONS: Record<ExecState, readonly ExecState[]> = {
   validating: ['policy'],
@@ -208,6 +211,8 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
   let result: RunResult | undefined;
   let changes: ChangeSummary | null = null;
   let error: ErrorJson | null = null;
+  let sandbox: SandboxRecord | null = null;
+  let sandboxMode: SandboxMode | undefined;
   const cwd = typeof raw.cwd === 'string' ? raw.cwd : '/';
 
   const audit = (op: JournalOp, details: Record<string, unknown>) => {
@@ -222,6 +227,8 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
     // ---- validating
     if (!parsed.success) throw toAvfsError(parsed.error);
     const req = parsed.data;
+    // Started first: a one-shot call probes bwrap once (~5 ms) while it opens the vault; others keep the answer.
+    const support = req.sandbox === 'none' ? undefined : sandboxSupport();
     const vaultCwd = normalizePath(req.cwd);
     vaultName = deps.home.resolve(req.vault);
     vault = vaults.open(vaultName);
@@ -229,6 +236,16 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
     const plan = planMount(deps.home, { vault: vaultName, readonly: req.readonly, allowOther: req.allow_other, keep: req.keep_mount, ...(req.mountpoint !== undefined ? { mountpoint: req.mountpoint } : {}) });
     plannedMountpoint = plan.mountpoint;
     const hostCwd = vaultCwd === '/' ? plan.mountpoint : posix.join(plan.mountpoint, vaultCwd);
+    // The sandbox the run gets: the policy judges by it. Asked for, it must be possible here; by
+    // default it is `workspace` where bubblewrap can run, else `none` (recorded as a fallback).
+    const supported = await support;
+    if (req.sandbox === 'workspace' && supported && !supported.ok) {
+      throw new AvfsError('SandboxUnavailable', `cannot isolate the run (--sandbox workspace): ${supported.reason}; nothing ran. \`avfs doctor\` says more; --sandbox none runs it without isolation`, { reason: supported.reason });
+    }
+    const mode: SandboxMode = req.sandbox ?? (supported?.ok ? 'workspace' : 'none');
+    const sandboxSettings = mode === 'workspace' ? loadSandboxSettings(deps.home.dir) : undefined;
+    sandboxMode = mode;
+    const noneWhy = req.sandbox === 'none' ? '--sandbox none: no isolation' : `bubblewrap cannot run here (${supported && !supported.ok ? supported.reason : 'unknown'}): the default fell back to no isolation`;
 
     // ---- policy
     run.move('policy');
@@ -238,7 +255,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
       cwd: hostCwd,
       home: homedir(),
       rules,
-      sandbox: await defaultSandboxMode(),
+      sandbox: mode,
     });
     // The policy's checkpoint is skipped (--checkpoint never) only where the user's own rules allow it.
     if (req.checkpoint === 'never' && !req.readonly) decision = refuseCheckpointOptOut(decision, rules);
@@ -319,11 +336,37 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
     } else if (!toldEarly) guard?.tell({ mount: oneShot });
 
     // ---- executing
+    let spec: SandboxSpec | undefined;
+    if (mode === 'workspace' && supported?.ok && sandboxSettings) {
+      const networked = decision.categories.includes('networked');
+      spec = planSandbox({
+        bwrap: supported.bwrap,
+        userns: supported.userns,
+        avfsHome: deps.home.dir,
+        home: homedir(),
+        mountpoint: lease.mountpoint,
+        readonly: req.readonly,
+        network: networked,
+        settings: sandboxSettings,
+      });
+      const why = !networked
+        ? 'the policy found no network use in the command'
+        : approval
+          ? `approved by ${approval.by ?? 'an approver'}: the command talks to the network`
+          : `the policy let its network use run (${decision.rule})`;
+      sandbox = sandboxRecordOf(spec, supported.version, why);
+    } else {
+      sandbox = unsandboxedRecord(lease.mountpoint, noneWhy);
+    }
+    const env = childEnv({ ...(deps.baseEnv ? { base: deps.baseEnv } : {}), clean: req.clean_env, extra: req.env, vault: vaultName, mountpoint: lease.mountpoint, vaultCwd, hostCwd, execId: run.id });
+    // The caller's temporary directory may be read-only inside: the run's own /tmp is there.
+    if (spec && env.TMPDIR !== undefined) env.TMPDIR = '/tmp';
     run.move('executing');
     result = await (deps.run ?? runCommand)({
       argv: command.argv,
       cwd: hostCwd,
-      env: childEnv({ ...(deps.baseEnv ? { base: deps.baseEnv } : {}), clean: req.clean_env, extra: req.env, vault: vaultName, mountpoint: lease.mountpoint, vaultCwd, hostCwd, execId: run.id }),
+      env,
+      ...(spec ? { sandbox: spec } : {}),
       timeoutMs: req.timeout_ms,
       graceMs: req.grace_ms,
       maxOutputBytes: req.max_output_bytes,
@@ -337,6 +380,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
     });
     // Its group is empty now (the runner stopped what it left): the number may name another group later.
     group = undefined;
+    if (sandbox && result.sandbox) sandbox = { ...sandbox, limits: result.sandbox.limits, violations: result.sandbox.violations };
     guard?.tell({ pgid: null });
 
     // ---- settling: every write the command made through the mount is committed, then the lease ends
@@ -432,6 +476,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
         argv: command.argv,
         timeout: timeoutMs > 0 ? { millis: timeoutMs } : 'none',
         grace_ms: typeof raw.grace_ms === 'number' ? raw.grace_ms : 0,
+        sandbox: sandboxMode ?? (raw.sandbox === 'none' ? 'none' : 'workspace'),
       },
       result: {
         vault: vaultName,
@@ -465,6 +510,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
         cancelled: r?.cancelled ?? false,
         leftover_processes: r?.leftovers ?? 0,
         error,
+        sandbox,
       },
     };
   }

@@ -10,6 +10,9 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { constants } from 'node:os';
+import type { SandboxLimits, SandboxViolation } from '../protocol/sandbox';
+import { bwrapArgv, type SandboxSpec } from '../sandbox/bwrap';
+import { makeRunCgroups, type RunCgroups } from '../sandbox/limits';
 import { type Captured, HeadTailCapture } from './capture';
 import { closeFds, inputFile, stdoutAndStderr } from './pipes';
 import { groupMembers, stopGroup } from './processGroup';
@@ -32,6 +35,14 @@ export interface RunOptions {
   onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void | Promise<void>;
   /** The command has started: the pid that leads its process group (the run's guard is told). */
   onStart?: (pgid: number) => void;
+  /** Run it in a bubblewrap sandbox (host/sandbox); without it, as the caller's user, unconfined. */
+  sandbox?: SandboxSpec;
+}
+
+/** What the sandbox of a run enforced and stopped. */
+export interface SandboxOutcome {
+  limits: SandboxLimits;
+  violations: SandboxViolation[];
 }
 
 export interface RunResult {
@@ -45,6 +56,7 @@ export interface RunResult {
   durationMs: number;
   /** Processes of the group still running when the command exited (then stopped). */
   leftovers: number;
+  sandbox?: SandboxOutcome;
 }
 
 /**
@@ -55,22 +67,47 @@ export interface RunResult {
  */
 export const START_IN_DIR = ['/bin/sh', '-c', 'cd -- "$1" && shift && exec "$@"', 'avfs-exec'];
 
+/**
+ * A sandboxed command starts as a shell that puts itself in the run's cgroups (writing the pid
+ * after the spawn would race a fork: nothing of the run ever runs outside them), then execs bwrap
+ * with SIGTERM, SIGINT and SIGHUP ignored: a time-out's SIGTERM to the group must reach the
+ * command, and give it its grace period, without ending bwrap (whose end kills everything in the
+ * run's pid namespace at once). Inside, the command gets those signals back (bwrap.ts).
+ */
+const START_SANDBOXED = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; trap "" TERM INT HUP; exec "$@"';
+
+function startArgv(opts: RunOptions, cg: RunCgroups | undefined): string[] {
+  if (!opts.sandbox || !cg) return [...START_IN_DIR, opts.cwd, ...opts.argv];
+  return ['/bin/sh', '-c', START_SANDBOXED, 'avfs-sandbox', ...cg.procs, '--', ...bwrapArgv(opts.sandbox, opts.cwd, opts.argv, cg.by)];
+}
+
+/** bwrap exits 128+N when the command was killed by signal N: the signal, as an unsandboxed run reports it. */
+function signalOfStatus(code: number | null): NodeJS.Signals | null {
+  if (code === null || code <= 128 || code > 128 + 64) return null;
+  const name = Object.entries(constants.signals).find(([, n]) => n === code - 128)?.[0];
+  return (name as NodeJS.Signals | undefined) ?? null;
+}
+
 export async function runCommand(opts: RunOptions): Promise<RunResult> {
   const out = new HeadTailCapture(opts.maxOutputBytes);
   const err = new HeadTailCapture(opts.maxOutputBytes);
   const started = performance.now();
-  const [sh, ...shArgs] = START_IN_DIR;
+  const cg = opts.sandbox ? makeRunCgroups(opts.sandbox.processes, opts.sandbox.memoryBytes) : undefined;
+  const [sh, ...shArgs] = startArgv(opts, cg);
   const [stdoutPipe, stderrPipe] = await stdoutAndStderr();
   const stdinFd = opts.stdin !== undefined ? inputFile(opts.stdin) : undefined;
   const childFds = [stdoutPipe.childFd, stderrPipe.childFd, ...(stdinFd !== undefined ? [stdinFd] : [])];
   let child: ChildProcess;
   try {
-    child = spawn(sh!, [...shArgs, opts.cwd, ...opts.argv], {
+    child = spawn(sh!, shArgs, {
       cwd: '/',
       env: opts.env,
       detached: true,
       stdio: [stdinFd ?? 'ignore', stdoutPipe.childFd, stderrPipe.childFd],
     });
+  } catch (e) {
+    await cg?.remove();
+    throw e;
   } finally {
     // The child has its own copies now; ours would keep the pipes from ever ending.
     closeFds(childFds);
@@ -142,6 +179,21 @@ export async function runCommand(opts: RunOptions): Promise<RunResult> {
   stdoutPipe.stream.destroy();
   stderrPipe.stream.destroy();
 
+  let sandbox: SandboxOutcome | undefined;
+  if (opts.sandbox && cg) {
+    const spec = opts.sandbox;
+    sandbox = {
+      limits: {
+        processes: cg.by.processes ? spec.processes : null,
+        processes_by: cg.by.processes,
+        memory_bytes: cg.by.memory ? spec.memoryBytes : null,
+        memory_by: cg.by.memory,
+      },
+      violations: cg.violations(),
+    };
+    await cg.remove();
+  }
+
   let exitCode: number;
   if (exit.spawnError) {
     exitCode = 126;
@@ -151,5 +203,6 @@ export async function runCommand(opts: RunOptions): Promise<RunResult> {
   } else {
     exitCode = exit.code ?? 1;
   }
-  return { exitCode, signal: exit.signal, timedOut, cancelled, stdout: out.result(), stderr: err.result(), durationMs, leftovers };
+  const signal = exit.signal ?? (opts.sandbox ? signalOfStatus(exit.code) : null);
+  return { exitCode, signal, timedOut, cancelled, stdout: out.result(), stderr: err.result(), durationMs, leftovers, ...(sandbox ? { sandbox } : {}) };
 }

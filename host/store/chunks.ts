@@ -3,7 +3,8 @@
  * stored once per vault file. A fork reads chunks it does not hold from its ancestors' files.
  */
 import type Database from 'better-sqlite3';
-import type { Db } from './db';
+import { AvfsError } from '../protocol/errors';
+import { type Db, sideConnection } from './db';
 
 let crypto: typeof import('node:crypto') | undefined;
 
@@ -17,6 +18,26 @@ export function hashChunk(data: Uint8Array): Buffer {
   return crypto.createHash('sha256').update(data).digest();
 }
 
+/**
+ * Records in the vault's meta (`damaged`) the first damage found, through this connection or,
+ * when it is read-only or in a transaction, a short-lived writable one. Best effort: the error says it anyway.
+ */
+function markDamaged(db: Db, what: string): void {
+  const mark = (d: Db) => d.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('damaged', ?)").run(what);
+  try {
+    // Not inside the caller's transaction: the error about to be thrown would roll the mark back.
+    if (!db.readonly && !db.inTransaction) return void mark(db);
+    const w = sideConnection(db.name);
+    try {
+      mark(w);
+    } finally {
+      w.close();
+    }
+  } catch {
+    /* read-only on disk, or busy */
+  }
+}
+
 /** Where chunks this vault does not hold itself are found (a fork's ancestors), nearest first. */
 export interface ChunkFallback {
   getChunk(hash: Buffer): Buffer | undefined;
@@ -27,7 +48,7 @@ export class ChunkStore {
   private readonly putStmt: Database.Statement<[Buffer, Uint8Array]>;
 
   constructor(
-    db: Db,
+    private readonly db: Db,
     private fallback: ChunkFallback | undefined = undefined,
   ) {
     this.getStmt = db.prepare('SELECT data FROM chunks WHERE hash = ?');
@@ -45,7 +66,19 @@ export class ChunkStore {
     return hash;
   }
 
+  /**
+   * The chunk named `hash`, checked against it: bytes changed on disk (damage, or an edit of the
+   * vault file) are never served. A mismatch is StorageError naming the chunk, and the vault is
+   * marked (meta `damaged`: when, and the first chunk found); other files, and other chunks of the
+   * same file, read on.
+   */
   get(hash: Buffer): Buffer | undefined {
-    return this.getStmt.get(hash)?.data ?? this.fallback?.getChunk(hash);
+    const data = this.getStmt.get(hash)?.data ?? this.fallback?.getChunk(hash);
+    if (data && !hashChunk(data).equals(hash)) {
+      const hex = hash.toString('hex');
+      markDamaged(this.db, `${new Date().toISOString()} chunk ${hex} does not match its SHA-256`);
+      throw new AvfsError('StorageError', `damaged vault: a chunk of this file (${hex.slice(0, 16)}…) does not match its SHA-256; its bytes were changed on disk and are not served (other files read on)`, { chunk: hex });
+    }
+    return data;
   }
 }

@@ -46,6 +46,12 @@ function newDatabase(file: string, options: Database.Options): Db {
   return new driver.Database(file, driver.binary ? { ...options, nativeBinding: driver.binary } : options);
 }
 
+/** A short-lived writable connection to a vault file, for a small write beside another connection (closed by the caller). */
+export function sideConnection(file: string): Db {
+  const db = newDatabase(file, { fileMustExist: true, timeout: 1000 });
+  return db;
+}
+
 /**
  * SQLite copies the WAL back into the database (and syncs both) inside the commit that passes
  * this many pages. The default, 1,000 pages, puts that copy into every ~85th small write and

@@ -153,6 +153,82 @@ function contentComparer(db: Db, from: TreeRef, to: TreeRef): (x: Node, y: Node)
   };
 }
 
+/**
+ * pathChanges at some paths only (the subtrees under them included), or null when a path runs
+ * through a symlink in either tree (the change may lie at its target) or a file has hard links
+ * (a change under one name is under the others): then only the whole comparison is exact.
+ */
+export function pathChangesAt(db: Db, from: TreeRef, to: TreeRef, paths: string[]): PathChange[] | null {
+  return readTxn(db, () => {
+    const side = (ref: TreeRef) => {
+      const t = tables(ref);
+      const w = ref.kind === 'live' ? '' : ' AND cp = ?';
+      const ps = ref.kind === 'live' ? [] : [ref.id];
+      const child = db.prepare(`SELECT ino FROM ${t.dentries} WHERE parent = ? AND name = ?${w}`);
+      const kids = db.prepare(`SELECT name, ino FROM ${t.dentries} WHERE parent = ?${w}`);
+      const node = db.prepare(
+        `SELECT i.ino AS ino, i.mode AS mode, i.size AS size, i.nlink AS nlink, s.target AS target, i.mtime_s AS mtime_s, i.mtime_ns AS mtime_ns FROM ${t.inodes} i LEFT JOIN ${t.symlinks} s ON s.ino = i.ino${ref.kind === 'live' ? '' : ' AND s.cp = i.cp'} WHERE i.ino = ?${ref.kind === 'live' ? '' : ' AND i.cp = ?'}`,
+      );
+      const get = (path: string, ino: number): (Node & { nlink: number }) | undefined => {
+        const r = node.get(ino, ...ps) as (Omit<Node, 'path'> & { nlink: number }) | undefined;
+        return r ? { ...r, path } : undefined;
+      };
+      return {
+        /** The node at `path`, undefined when absent, null when the way there crosses a symlink. */
+        at(path: string): (Node & { nlink: number }) | undefined | null {
+          let ino = 1;
+          const parts = path.split('/').filter(Boolean);
+          for (let i = 0; i < parts.length; i++) {
+            const next = child.get(ino, parts[i]!, ...ps) as { ino: number } | undefined;
+            if (!next) return undefined;
+            ino = next.ino;
+            if (i < parts.length - 1 && kindOf(get('', ino)?.mode ?? 0) === 'symlink') return null;
+          }
+          return get(path, ino);
+        },
+        children(n: Node): Array<Node & { nlink: number }> {
+          return (kids.all(n.ino, ...ps) as Array<{ name: string; ino: number }>).map((k) => get(`${n.path}/${k.name}`, k.ino)!).filter(Boolean);
+        },
+      };
+    };
+    const a = side(from);
+    const b = side(to);
+    const seen = new Set<string>();
+    const out: PathChange[] = [];
+    const sameContent = (x: Node, y: Node): boolean => {
+      if (x.size !== y.size) return false;
+      if (kindOf(x.mode) === 'symlink') return x.target === y.target;
+      if (kindOf(x.mode) !== 'file') return true;
+      const ea = extentList(db, from, x.ino);
+      const eb = extentList(db, to, y.ino);
+      return ea.length === eb.length && ea.every((h, i) => h.equals(eb[i]!));
+    };
+    let exact = true;
+    const visit = (path: string, x: (Node & { nlink: number }) | undefined, y: (Node & { nlink: number }) | undefined) => {
+      if (seen.has(path)) return;
+      seen.add(path);
+      if ((x && x.nlink > 1 && kindOf(x.mode) === 'file') || (y && y.nlink > 1 && kindOf(y.mode) === 'file')) exact = false;
+      const strip = (n: (Node & { nlink: number }) | undefined): Node | null => (n ? { path: n.path, ino: n.ino, mode: n.mode, size: n.size, target: n.target, mtime_s: n.mtime_s, mtime_ns: n.mtime_ns } : null);
+      const same =
+        !!x && !!y && kindOf(x.mode) === kindOf(y.mode) && (x.mode & 0o7777) === (y.mode & 0o7777) && (kindOf(x.mode) === 'directory' || sameContent(x, y));
+      if (!same && (x || y)) out.push({ path, before: strip(x), after: strip(y) });
+      const xs = x && kindOf(x.mode) === 'directory' ? new Map(a.children(x).map((c) => [c.path, c])) : new Map<string, Node & { nlink: number }>();
+      const ys = y && kindOf(y.mode) === 'directory' ? new Map(b.children(y).map((c) => [c.path, c])) : new Map<string, Node & { nlink: number }>();
+      for (const p of new Set([...xs.keys(), ...ys.keys()])) visit(p, xs.get(p), ys.get(p));
+    };
+    for (const p of paths) {
+      if (p === '/' || p === '') return null;
+      const x = a.at(p);
+      const y = b.at(p);
+      if (x === null || y === null) return null;
+      // A path inside a directory that is new or gone on one side: that directory is visited instead.
+      visit(p, x, y);
+    }
+    if (!exact) return null;
+    return out.sort((m, n) => (m.path < n.path ? -1 : m.path > n.path ? 1 : 0));
+  });
+}
+
 export function diffTrees(db: Db, chunks: ChunkStore, from: TreeRef, to: TreeRef, opts: { patch?: boolean } = {}): ChangeSummary {
   return readTxn(db, () => {
     const a = listTree(db, from);

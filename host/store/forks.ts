@@ -110,7 +110,7 @@ export function forkVault(home: AvfsHome, source: string, name: string): Vault {
           db.exec(`DELETE FROM main.${t}`);
           db.exec(`INSERT INTO main.${t} SELECT * FROM src.${t}`);
         }
-        db.exec("INSERT OR REPLACE INTO main.meta SELECT key, value FROM src.meta WHERE key LIKE 'quota.%' OR key LIKE 'policy.%' OR key LIKE 'base.%'");
+        db.exec("INSERT OR REPLACE INTO main.meta SELECT key, value FROM src.meta WHERE key LIKE 'quota.%' OR key LIKE 'policy.%' OR (key LIKE 'base.%' AND key != 'base.journal_seq')");
         copyBaseCheckpoint(db);
         db.prepare("INSERT OR REPLACE INTO main.meta (key, value) VALUES ('parent', ?), ('forked_at', ?)").run(source, new Date().toISOString());
         fork.journal.append('fork_create', null, { details: { source } });

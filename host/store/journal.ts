@@ -53,6 +53,25 @@ export class Journal {
     }
   }
 
+  /**
+   * Every path a mutation after `seq` named (both paths of a rename, link or copy), or null when
+   * that cannot be known from the trail: entries after `seq` were trimmed, or one replaced the
+   * tree without naming paths (a restore). What a caller compares two trees at instead of all of it.
+   */
+  pathsSince(seq: number): string[] | null {
+    const first = this.db.prepare<[number], { s: number | null }>('SELECT MIN(seq) AS s FROM journal WHERE seq > ?').get(seq)?.s ?? null;
+    if (first === null) return [];
+    if (first !== seq + 1) return null;
+    if (this.db.prepare<[number]>("SELECT 1 FROM journal WHERE seq > ? AND op = 'checkpoint_restore' LIMIT 1").get(seq)) return null;
+    const rows = this.db.prepare<[number], { path: string | null; path2: string | null }>('SELECT path, path2 FROM journal WHERE seq > ?').all(seq);
+    const out = new Set<string>();
+    for (const r of rows) {
+      if (r.path !== null) out.add(r.path);
+      if (r.path2 !== null) out.add(r.path2);
+    }
+    return [...out];
+  }
+
   /** Whether an entry of one of `ops` names `id` in its details (`details.id`, as exec runs do). Reads the whole trail: not for a hot path. */
   mentions(ops: readonly JournalOp[], id: string): boolean {
     const marks = ops.map(() => '?').join(', ');

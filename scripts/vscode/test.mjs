@@ -25,7 +25,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const { values: opt } = parseArgs({
   options: {
     grep: { type: 'string' },
-    timeout: { type: 'string', default: process.env.AVFS_VSCODE_TIMEOUT ?? '300' },
+    timeout: { type: 'string', default: process.env.AVFS_VSCODE_TIMEOUT ?? '900' },
     keep: { type: 'boolean', default: false },
     screenshots: { type: 'string', default: join(cacheRoot(), 'screenshots') },
     verbose: { type: 'boolean', default: false },

@@ -160,6 +160,24 @@ describe('avfs vault create --from, apply, vault sync', () => {
     assert.equal(fs.existsSync(join(proj, 'main.py')), false);
   });
 
+  test('a change made through a symlinked directory or a hard link is carried (the journal names another path)', async () => {
+    const { proj, cli, avfs } = await setup();
+    await avfs('ln', '-s', 'src', '/srclink');
+    const first = await cli(['apply']);
+    assert.equal(first.code, 0, JSON.stringify(first.json));
+    assert.equal(fs.readlinkSync(join(proj, 'srclink')), 'src');
+    await avfs('write', '/srclink/app.py', 'print("through the link")\n');
+    await avfs('ln', '/src/util.py', '/util-hard.py');
+    const second = await cli(['apply']);
+    assert.equal(second.code, 0, JSON.stringify(second.json));
+    await avfs('write', '/util-hard.py', 'written under the other name\n');
+    const third = await cli(['apply']);
+    assert.equal(third.code, 0, JSON.stringify(third.json));
+    assert.equal(fs.readFileSync(join(proj, 'src', 'app.py'), 'utf8'), 'print("through the link")\n');
+    assert.equal(fs.readFileSync(join(proj, 'src', 'util.py'), 'utf8'), 'written under the other name\n');
+    assert.equal(fs.readFileSync(join(proj, 'util-hard.py'), 'utf8'), 'written under the other name\n');
+  });
+
   test('a conflict is a typed error listing every path, and nothing is written', async () => {
     const { proj, cli, avfs } = await setup();
     await avfs('write', '/src/app.py', 'print("agent")\n');

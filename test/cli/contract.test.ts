@@ -31,6 +31,7 @@ const NOT_OPERATIONS: Record<string, string> = {
   approve: 'a host method (approval/answer)',
   deny: 'a host method (approval/answer)',
   mcp: 'serves MCP on stdio (test/mcp)',
+  doctor: 'probes this machine, no vault (test/sandbox checks its JSON)',
   'hook claude-code': 'prints Claude Code\'s hook output, not an operation\'s result (test/mcp/claudeHook.test.ts)',
   'hook install': 'writes an agent\'s settings file (test/mcp/claudeHook.test.ts)',
 };

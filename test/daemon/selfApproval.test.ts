@@ -1,6 +1,6 @@
 /**
  * Only a person answers, tried from the attacker's side. A request waits at a real host (a person's
- * `git push`); then a script the person let run once, inside `avfs proxy exec` with no sandbox,
+ * `git push`); then a script the person let run once, inside `avfs proxy exec --sandbox none`,
  * tries every way to answer it or to loosen the rules: `avfs approve` / `--always` / `deny`,
  * `avfs approvals --watch`, raw JSON-RPC on the host socket with a forged `by`, offering itself as
  * an approver, `policy/setVaultRules`, a mount server's exec socket claiming to be interactive, and
@@ -164,7 +164,8 @@ describe('only a person answers: every self-approval path from inside a run is r
 
     const attack = await runCli(
       [
-        '--json', '--vault', 'main', 'proxy', 'exec',
+        // No sandbox: the host's socket and the rule files are in reach (a sandbox hides them); this must hold anyway.
+        '--json', '--vault', 'main', 'proxy', 'exec', '--sandbox', 'none',
         '--env', `CLI=${CLI}`, '--env', 'RAW=raw.js', '--env', `VICTIM=${victimId}`, '--env', `MOUNT_SOCK=${mountSock}`,
         '--env', `OUT=${join(files.dir, 'orphan.json')}`, '--env', `AVFS_VERSION=${version}`,
         '--', 'bash', 'attack.sh',

@@ -182,9 +182,16 @@ describe('avfs proxy exec', () => {
   });
 
   test('processes a command leaves running are stopped when it exits, and counted', async () => {
-    const { env } = await exec('base', ['--shell', 'sleep 60 & sleep 61 & echo left']);
+    const { env } = await exec('base', ['--sandbox', 'none', '--shell', 'sleep 60 & sleep 61 & echo left']);
     assert.equal(env.result.state, 'completed');
     assert.equal(env.result.leftover_processes, 2);
+    // In a sandbox they end with it: its pid namespace ends when the command does (setsid is no way out).
+    const boxed = await exec('base', ['--shell', '(setsid sleep 1; echo late > late.txt) & sleep 60 & echo left']);
+    assert.equal(boxed.env.result.state, 'completed');
+    assert.ok(boxed.env.result.duration_ms < 900, `${boxed.env.result.duration_ms} ms`);
+    await new Promise((r) => setTimeout(r, 2000));
+    const late = await runCli(['--vault', 'base', 'cat', '/late.txt'], { home });
+    assert.notEqual(late.code, 0, 'nothing the sandboxed command left wrote after it');
   });
 
   test('output floods are capped: head and tail kept, totals counted, memory bounded', async () => {

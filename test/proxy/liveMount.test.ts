@@ -33,7 +33,9 @@ describe('avfs proxy exec with a live mount: run by the mount server', () => {
   let server = 0;
 
   async function exec(args: string[], opts: { env?: Record<string, string>; input?: string; vault?: string } = {}) {
-    const r = await runCli(['--json', '--vault', opts.vault ?? 'live', 'proxy', 'exec', ...args], { home, ...(opts.env ? { env: opts.env } : {}), ...(opts.input !== undefined ? { input: opts.input } : {}) });
+    // Unsandboxed: these tests tell who ran the command by its parent's pid, which a sandbox's pid
+    // namespace hides (test/sandbox runs commands through a mount server sandboxed).
+    const r = await runCli(['--json', '--vault', opts.vault ?? 'live', 'proxy', 'exec', '--sandbox', 'none', ...args], { home, ...(opts.env ? { env: opts.env } : {}), ...(opts.input !== undefined ? { input: opts.input } : {}) });
     let doc: unknown;
     try {
       doc = JSON.parse(r.stdout);
@@ -48,7 +50,7 @@ describe('avfs proxy exec with a live mount: run by the mount server', () => {
 
   /** A `proxy exec --json` call in the background, returned once `running` (a command line) runs. */
   async function runningExec(script: string, running: string) {
-    const child = spawn(process.execPath, [CLI, '--json', '--vault', 'live', 'proxy', 'exec', '--', 'sh', '-c', script], {
+    const child = spawn(process.execPath, [CLI, '--json', '--vault', 'live', 'proxy', 'exec', '--sandbox', 'none', '--', 'sh', '-c', script], {
       env: { ...process.env, AVFS_HOME: home },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -96,7 +98,7 @@ describe('avfs proxy exec with a live mount: run by the mount server', () => {
   });
 
   test('without --json the output streams through, then the summary and the command\'s exit code', async () => {
-    const r = await runCli(['--vault', 'live', 'proxy', 'exec', '--', 'sh', '-c', 'echo $PPID > ppid.txt; echo out; echo err >&2; exit 4'], { home });
+    const r = await runCli(['--vault', 'live', 'proxy', 'exec', '--sandbox', 'none', '--', 'sh', '-c', 'echo $PPID > ppid.txt; echo out; echo err >&2; exit 4'], { home });
     assert.equal(r.code, 4);
     assert.equal(r.stdout, 'out\n');
     assert.match(r.stderr, /^err\navfs: exit 4 in \d+ ms.*\n {2}A {2}\/ppid\.txt {2}\(\d+ B\)\n/);
@@ -111,7 +113,7 @@ describe('avfs proxy exec with a live mount: run by the mount server', () => {
     assert.match(denied.env.result.error!.message, /needs approval: no approver was reachable/);
     assert.equal((await json(['--vault', 'live', 'stat', '/pushed.txt'])).json.error, 'NotFound');
     // `script` gives the CLI a real terminal; the answer is typed into it.
-    const yes = await sh('script', ['-qec', `${process.execPath} ${CLI} --json --vault live proxy exec --shell 'echo $PPID > asked.txt && git push origin nowhere'`, '/dev/null'], {
+    const yes = await sh('script', ['-qec', `${process.execPath} ${CLI} --json --vault live proxy exec --sandbox none --shell 'echo $PPID > asked.txt && git push origin nowhere'`, '/dev/null'], {
       env: { AVFS_HOME: home },
       input: 'y\n',
     });

@@ -41,7 +41,8 @@ describe('Approvals', () => {
     assert.equal(envelope.result.state, 'completed');
     assert.equal(envelope.result.approval?.outcome, 'approved');
     assert.equal(envelope.result.approval?.scope, 'once');
-    assert.match(envelope.result.approval?.by ?? '', /^VS Code \(/);
+    // Recorded by the host as this window's connection (its extension host's process), not by a name it sent.
+    assert.match(envelope.result.approval?.by ?? '', new RegExp(`^vscode client \\(pid ${process.pid}, `));
     assert.equal((await markerOf(vault)).stdout, 'once');
     assert.deepEqual(api.approvals.pending(), []);
   });
@@ -124,13 +125,13 @@ describe('Approvals', () => {
     await ui('click', { role: 'button', name: 'Deny', exact: true, within: `${PART.sideBar} .monaco-list-row.selected` });
     const denied = await second;
     assert.equal(denied.envelope.result.state, 'denied');
-    assert.match(denied.envelope.result.approval?.by ?? '', /^VS Code/);
+    assert.match(denied.envelope.result.approval?.by ?? '', /^vscode client \(pid /);
     // The first, settled elsewhere: `avfs approve` in a terminal.
     const approve = await avfs(['approve', req1!.id]);
     assert.equal(approve.code, 0, approve.stderr);
     const approved = await first;
     assert.equal(approved.envelope.result.state, 'completed');
-    assert.match(approved.envelope.result.approval?.by ?? '', /^avfs approve/);
+    assert.match(approved.envelope.result.approval?.by ?? '', /^cli client \(pid /);
     await until('the queue to empty', () => api.approvals.pending().length === 0);
     assert.equal(api.tree.view.badge, undefined);
     await ui('gone', { css: `${PART.activityBar} [aria-label^="AVFS"] .badge-content` });

@@ -29,7 +29,7 @@ describe('AVFS extension', () => {
     assert.ok(await api.approvals.answer(req!.id, 'deny'));
     const { envelope } = await run;
     assert.equal(envelope.result.approval?.outcome, 'denied');
-    assert.match(envelope.result.approval?.by ?? '', /^VS Code \(/);
+    assert.match(envelope.result.approval?.by ?? '', /^vscode client \(pid \d+/);
     // The next test needs the fresh home's empty vault list.
     await avfsJson('vault', 'delete', vault, '--yes');
   });

@@ -21,9 +21,22 @@ export function register(program: Command, act: Act): void {
       .option('--clean-env', 'pass only a minimal environment (PATH, HOME, USER, LANG, TERM, …) instead of this one')
       .option('--stdin', 'feed this process\'s standard input to the command (default: /dev/null)')
       .option('--max-output <bytes>', 'bytes of stdout and of stderr kept in the envelope (head and tail)', String(1024 * 1024))
+      .addOption(
+        new Option('--sandbox <mode>', 'workspace: isolate the command with bubblewrap (the mount is the only writable place, a private home, no network unless approved); none: no isolation (default: workspace where bubblewrap can run, see avfs doctor)').choices([
+          'workspace',
+          'none',
+        ]),
+      )
       .option('--no-prompt', 'never ask on this terminal: a command that needs approval is denied')
       .action(act('proxy.exec')),
     'avfs proxy exec --json -- npm test',
     'avfs --vault task-1 proxy exec --keep-mount --shell "git add -A && git commit -m wip"',
+  );
+  example(
+    program
+      .command('doctor')
+      .description('whether commands can be sandboxed here (bubblewrap, user namespaces, process and memory limits), and why not')
+      .action(act('proxy.doctor')),
+    'avfs doctor --json',
   );
 }

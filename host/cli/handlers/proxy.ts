@@ -8,6 +8,9 @@ import { type CliContext, NO_HOST_ENV } from '../context';
 import { type ExecOptions, execRequestOf, promptOf, readAll } from '../execRequest';
 import { renderSummary } from './checkpoint';
 
+/** How long a run waits for approval before the terminal is told so. */
+const WAITING_NOTICE_MS = 300;
+
 /** The exit code of a run: the command's own when it ran to the end, else the documented one. */
 export function execExitCode(env: ExecutionEnvelope): number {
   const s = env.result.state;
@@ -33,6 +36,8 @@ export function humanReport(env: ExecutionEnvelope): string {
   }
   if (r.leftover_processes > 0) lines.push(`avfs: stopped ${r.leftover_processes} process(es) the command left running`);
   if (r.stdout_truncated || r.stderr_truncated) lines.push('avfs: output was longer than --max-output; the envelope (--json) keeps its head and tail');
+  if (r.sandbox?.mode === 'none') lines.push(`avfs: the command ran without isolation (${r.sandbox.note ?? '--sandbox none'})`);
+  for (const v of r.sandbox?.violations ?? []) lines.push(`avfs: sandbox: ${v.message}`);
   return lines.join('\n') + '\n';
 }
 
@@ -53,6 +58,7 @@ async function viaHost(
   const { connectHost } = await import('../../daemon/client');
   const { APPROVAL_REQUEST } = await import('../../protocol/host');
   const id = randomUUID();
+  let waiting: NodeJS.Timeout | undefined;
   const prompt = opts.interactive ? terminalApprover({ input: process.stdin, output: process.stderr }) : undefined;
   const host = await connectHost(ctx.homeDir, {
     name: `avfs proxy exec (pid ${process.pid})`,
@@ -66,13 +72,18 @@ async function viaHost(
         if (n.dropped_bytes) ctx.stderr.write(`\navfs: [${n.dropped_bytes} bytes of output not shown: this terminal did not keep up; the envelope (--json) keeps the head and tail]\n`);
         opts.show?.(n.stream, n.text);
       });
+      // Said only when the run is still waiting a moment later: one denied at once (no approver) never waited.
       conn.onNotification('exec/state', (n: { id: string; state: string }) => {
-        if (n.id === id && n.state === 'awaiting_approval') {
-          ctx.stderr.write(`avfs: waiting for approval (${id}): answer in VS Code, or run \`avfs approve ${id}\` / \`avfs deny ${id}\`\n`);
+        if (n.id !== id) return;
+        clearTimeout(waiting);
+        if (n.state === 'awaiting_approval') {
+          waiting = setTimeout(() => ctx.stderr.write(`avfs: waiting for approval (${id}): answer in VS Code, or run \`avfs approve ${id}\` / \`avfs deny ${id}\`\n`), WAITING_NOTICE_MS);
         }
       });
       if (prompt) {
         conn.onRequest(APPROVAL_REQUEST, async (req: ApprovalRequest, token) => {
+          // Asked here: the prompt says so itself.
+          clearTimeout(waiting);
           const ac = new AbortController();
           token.onCancellationRequested(() => ac.abort());
           const o = await prompt.ask(req, ac.signal);
@@ -84,13 +95,30 @@ async function viaHost(
   });
   if (!host) return undefined;
   try {
-    return await host.call('exec/run', { ...request, id }, opts.signal);
+    // The command inherits this terminal's environment, as it does when the CLI runs it itself.
+    const caller_env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(process.env)) if (v !== undefined) caller_env[k] = v;
+    return await host.call('exec/run', { ...request, id, caller_env }, opts.signal);
   } finally {
+    clearTimeout(waiting);
     host.close();
   }
 }
 
 export const proxyHandlers = {
+  'proxy.doctor': async (ctx: CliContext, _opts: unknown, cmd: Command) => {
+    const { diagnoseSandbox } = await import('../../sandbox/doctor');
+    const d = await diagnoseSandbox(ctx.homeDir.dir);
+    if (!d.ok) ctx.exitCode = 1;
+    ctx.print(cmd, { sandbox: d }, () => {
+      const lines = [d.ok ? `sandbox: yes, ${d.tool} (${d.bwrap})${d.user_namespace ? ' in a user namespace' : ' as root'}` : `sandbox: no: ${d.reason}`];
+      if (d.fallback) lines.push(`  fallback: ${d.fallback}`);
+      const by = (x: string | null) => x ?? 'not enforced here';
+      lines.push(`  process limit ${d.limits.processes}: ${by(d.limits.processes_by)}; memory limit: ${by(d.limits.memory_by)}`);
+      lines.push(`  home paths shown read-only: ${d.home_read_only.join(', ') || 'none'} (settings: ${d.settings_file})`);
+      return lines.join('\n') + '\n';
+    });
+  },
   'proxy.exec': async (ctx: CliContext, argv: string[], opts: ExecOptions, cmd: Command) => {
     const json = !!ctx.globals(cmd).json;
     const invalid = (message: string, details: Record<string, unknown>) => new AvfsError('InvalidInput', message, details);

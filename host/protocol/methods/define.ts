@@ -5,7 +5,16 @@ export const define = <P extends z.ZodType, R extends z.ZodType>(params: P, resu
 
 export const VaultRef = z.object({ vault: z.string().optional() });
 export const PathRef = VaultRef.extend({ path: z.string() });
-export const Base64 = z.string().describe('bytes, base64-encoded');
+/** Standard base64 only (A–Z a–z 0–9 + /, = padding to a multiple of 4): anything else would be decoded into other bytes than were meant. */
+function isBase64(s: string): boolean {
+  if (s.length % 4 !== 0) return false;
+  const body = s.endsWith('==') ? s.slice(0, -2) : s.endsWith('=') ? s.slice(0, -1) : s;
+  return !/[^A-Za-z0-9+/]/.test(body);
+}
+export const Base64 = z
+  .string()
+  .refine(isBase64, 'not base64: the standard alphabet (A-Z, a-z, 0-9, +, /) with = padding to a multiple of 4 characters')
+  .describe('bytes, base64-encoded');
 export const Mode = z.number().int().min(0).max(0o7777);
 /** A quota as a caller sets it: a whole number, or null for none. */
 export const QuotaValues = z.object({

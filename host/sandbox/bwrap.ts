@@ -1,0 +1,71 @@
+/**
+ * The bubblewrap command line of one sandboxed run (docs/exec.md, "The sandbox"). Pure: the paths
+ * come in a SandboxSpec made by the pipeline (plan.ts), which the runner (maybe another process)
+ * turns into argv here. Order matters to bwrap: later mounts go on top of earlier ones, so the
+ * read-only system comes first, then the empty places that hide things, then the few paths shown
+ * through them (the home's allow-list, the vault's mount).
+ *
+ * bubblewrap, not @anthropic-ai/sandbox-runtime: on Linux that package drives bwrap itself and adds
+ * a filtering network proxy (an HTTP/SOCKS proxy outside the sandbox that the sandbox's only route
+ * leads to, allowing listed domains). Its write allow-lists are bwrap binds, as here; what it adds
+ * is the proxy and its settings file. Calling bwrap directly keeps a run's cost to one exec (no
+ * proxy process, no Node package starting per run), keeps every path decision in this repository
+ * where the policy and the envelope see it, and bwrap is a Debian package with a security record.
+ */
+export interface SandboxSpec {
+  bwrap: string;
+  /** Make a user namespace (needed when not root). */
+  userns: boolean;
+  mountpoint: string;
+  readonly: boolean;
+  /** Share the host's network (the run's network part was approved); else a namespace of its own. */
+  network: boolean;
+  /** The private, empty home the run sees (the real one's path). */
+  home: string;
+  /** Paths of the real home shown read-only (absolute; each exists). */
+  homeReadOnly: string[];
+  /** Directories covered by an empty tmpfs: the avfs home, its socket directory, other homes. */
+  hide: string[];
+  /** Files shown as empty (secrets of the system that root could read: /etc/shadow…). */
+  maskFiles: string[];
+  /** Most processes (threads count) at once; RLIMIT_NPROC inside the user namespace when no cgroup does it. */
+  processes: number;
+  /** Most memory: the cgroup's limit, or RLIMIT_DATA of each process when no cgroup does it. */
+  memoryBytes: number;
+}
+
+/** How the runner enforces the limits (limits.ts decides). */
+export interface LimitsBy {
+  processes: 'cgroup' | 'rlimit' | null;
+  memory: 'cgroup' | 'rlimit' | null;
+}
+
+/** `bwrap …` then the command, which starts in `cwd` (a path inside the mount). */
+export function bwrapArgv(spec: SandboxSpec, cwd: string, argv: string[], by: LimitsBy): string[] {
+  const a: string[] = [spec.bwrap];
+  if (spec.userns) a.push('--unshare-user');
+  // A pid namespace: whatever the command leaves running (setsid included) ends with it.
+  a.push('--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--die-with-parent');
+  if (!spec.network) a.push('--unshare-net');
+  // As root bwrap would keep every capability: none, so the mounts below cannot be undone from inside.
+  a.push('--cap-drop', 'ALL');
+  a.push('--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/dev/shm', '--tmpfs', '/tmp');
+  for (const d of spec.hide) a.push('--tmpfs', d);
+  for (const f of spec.maskFiles) a.push('--ro-bind', '/dev/null', f);
+  a.push('--tmpfs', spec.home);
+  for (const p of spec.homeReadOnly) a.push('--ro-bind', p, p);
+  a.push(spec.readonly ? '--ro-bind' : '--bind', spec.mountpoint, spec.mountpoint);
+  a.push('--chdir', cwd, '--');
+  // The limits bwrap has no option for, set inside (after the user namespace exists, so the
+  // process count is the run's own, not its user's) and for good: hard limits, and no capability
+  // to raise them.
+  const limits: string[] = [];
+  if (by.processes === 'rlimit') limits.push(`--nproc=${spec.processes}:${spec.processes}`);
+  if (by.memory === 'rlimit') limits.push(`--data=${spec.memoryBytes}:${spec.memoryBytes}`);
+  // The signals the runner's start ignored (so a time-out does not end bwrap) are the command's again.
+  a.push('env', '--default-signal=TERM,INT,HUP');
+  if (limits.length > 0) a.push('prlimit', ...limits, '--');
+  // Started by a shell, as an unsandboxed run is: a missing program is reported the same way.
+  a.push('/bin/sh', '-c', 'exec "$@"', 'avfs-exec', ...argv);
+  return a;
+}

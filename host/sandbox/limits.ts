@@ -1,0 +1,188 @@
+/**
+ * The process and memory limits of one sandboxed run. Root's processes are not bound by
+ * RLIMIT_NPROC (the kernel exempts uid 0), so as root a run gets cgroups of its own where this
+ * machine lets root make them (cgroup v1's pids and memory hierarchies, or a cgroup v2 child whose
+ * controllers are enabled); as any other user the run's user namespace makes RLIMIT_NPROC count
+ * the run's processes alone, so a fork bomb exhausts its own allowance, never its user's (the
+ * CLI's and host's threads). Memory without a cgroup is RLIMIT_DATA per process.
+ *
+ * Run in the process that starts the command (the runner). The command's first process joins the
+ * cgroups before it execs bwrap (runner.ts), so nothing of the run is ever outside them.
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { SandboxViolation } from '../protocol/sandbox';
+import type { LimitsBy } from './bwrap';
+
+const ROOT = '/sys/fs/cgroup';
+
+export interface RunCgroups {
+  by: LimitsBy;
+  /** cgroup.procs files the command's first process writes its pid into. */
+  procs: string[];
+  /** What the kernel counted against the limits. */
+  violations(): SandboxViolation[];
+  /** Kills what is left in them and removes them. */
+  remove(): Promise<void>;
+}
+
+/** This process's cgroup path in a v1 hierarchy (by controller name) or in v2 (''). */
+function ownPath(controller: string): string | null {
+  let text: string;
+  try {
+    text = readFileSync('/proc/self/cgroup', 'utf8');
+  } catch {
+    return null;
+  }
+  for (const line of text.split('\n')) {
+    const [, ctrls, path] = /^\d+:([^:]*):(.*)$/.exec(line) ?? [];
+    if (ctrls === undefined || path === undefined) continue;
+    if (controller === '' ? ctrls === '' : ctrls.split(',').includes(controller)) return path;
+  }
+  return null;
+}
+
+const pidAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+function killAll(dir: string): number {
+  let n = 0;
+  try {
+    for (const p of readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean)) {
+      try {
+        process.kill(Number(p), 'SIGKILL');
+        n++;
+      } catch {
+        /* gone */
+      }
+    }
+  } catch {
+    /* gone */
+  }
+  return n;
+}
+
+/** cgroups left by runners that died (named after their pid). */
+function sweep(parent: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(parent);
+  } catch {
+    return;
+  }
+  for (const n of names) {
+    const pid = Number(/^avfs-run-(\d+)-/.exec(n)?.[1]);
+    if (!Number.isInteger(pid) || pid === process.pid || pidAlive(pid)) continue;
+    const dir = join(parent, n);
+    killAll(dir);
+    try {
+      rmdirSync(dir);
+    } catch {
+      /* busy still: the next sweep */
+    }
+  }
+}
+
+/** A child cgroup with `file` set to `value`, or null when this machine does not let us make one. */
+function makeChild(parent: string, name: string, file: string, value: string): string | null {
+  if (!existsSync(join(parent, 'cgroup.procs'))) return null;
+  sweep(parent);
+  const dir = join(parent, name);
+  try {
+    mkdirSync(dir);
+  } catch {
+    return null;
+  }
+  try {
+    writeFileSync(join(dir, file), value);
+    return dir;
+  } catch {
+    try {
+      rmdirSync(dir);
+    } catch {
+      /* leave it */
+    }
+    return null;
+  }
+}
+
+const counter = (text: string, key: string): number => Number(new RegExp(`^${key} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+const read = (file: string) => {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+};
+
+let seq = 0;
+
+export function makeRunCgroups(processes: number, memoryBytes: number): RunCgroups {
+  const root = typeof process.getuid === 'function' && process.getuid() === 0;
+  const dirs: { dir: string; kind: 'pids' | 'memory'; v2: boolean }[] = [];
+  if (root) {
+    const name = `avfs-run-${process.pid}-${++seq}`;
+    const v2 = ownPath('');
+    const v2Base = existsSync(join(ROOT, 'cgroup.controllers')) ? ROOT : null;
+    if (v2Base && v2 !== null) {
+      // Pure cgroup v2: a child of our own cgroup, if its controllers are on there.
+      const dir = makeChild(join(v2Base, v2), name, 'pids.max', String(processes));
+      if (dir) {
+        dirs.push({ dir, kind: 'pids', v2: true });
+        try {
+          writeFileSync(join(dir, 'memory.max'), String(memoryBytes));
+          dirs.push({ dir, kind: 'memory', v2: true });
+        } catch {
+          /* no memory controller there */
+        }
+      }
+    } else {
+      const pids = ownPath('pids');
+      const mem = ownPath('memory');
+      const p = pids !== null ? makeChild(join(ROOT, 'pids', pids), name, 'pids.max', String(processes)) : null;
+      if (p) dirs.push({ dir: p, kind: 'pids', v2: false });
+      const m = mem !== null ? makeChild(join(ROOT, 'memory', mem), name, 'memory.limit_in_bytes', String(memoryBytes)) : null;
+      if (m) dirs.push({ dir: m, kind: 'memory', v2: false });
+    }
+  }
+  const has = (k: 'pids' | 'memory') => dirs.some((d) => d.kind === k);
+  const nproc = root ? null : 'rlimit';
+  const by: LimitsBy = { processes: has('pids') ? 'cgroup' : nproc, memory: has('memory') ? 'cgroup' : 'rlimit' };
+  const unique = [...new Set(dirs.map((d) => d.dir))];
+  return {
+    by,
+    procs: unique.map((d) => join(d, 'cgroup.procs')),
+    violations() {
+      const out: SandboxViolation[] = [];
+      for (const d of dirs) {
+        if (d.kind === 'pids') {
+          const n = counter(read(join(d.dir, 'pids.events')), 'max');
+          if (n > 0) out.push({ kind: 'process_limit', message: `the run reached its limit of ${processes} processes: ${n} fork(s) refused` });
+        } else {
+          const n = counter(read(join(d.dir, d.v2 ? 'memory.events' : 'memory.oom_control')), 'oom_kill');
+          if (n > 0) out.push({ kind: 'memory_limit', message: `the run reached its memory limit of ${memoryBytes} bytes: ${n} process(es) killed` });
+        }
+      }
+      return out;
+    },
+    async remove() {
+      for (const dir of unique) {
+        for (let i = 0; i < 100; i++) {
+          killAll(dir);
+          try {
+            rmdirSync(dir);
+            break;
+          } catch {
+            await new Promise((r) => setTimeout(r, 10));
+          }
+        }
+      }
+    },
+  };
+}

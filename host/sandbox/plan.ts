@@ -1,0 +1,166 @@
+/**
+ * What a `workspace` sandbox holds for one run: made by the pipeline (which knows the avfs home,
+ * the mount and the policy's decision) and handed to the runner as a SandboxSpec. The user's
+ * settings are `<avfs home>/sandbox.json` (docs/exec.md): the allow-list of home paths shown
+ * read-only and the limits. A path that would show a secret (keys, tokens, cloud credentials,
+ * the avfs home) is refused even when listed, also through a symlink.
+ */
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { tmpdir, totalmem, userInfo } from 'node:os';
+import { isAbsolute, join, relative } from 'node:path';
+import { z } from 'zod';
+import { AvfsError } from '../protocol/errors';
+import type { SandboxRecord } from '../protocol/sandbox';
+import type { SandboxSpec } from './bwrap';
+
+export const SANDBOX_SETTINGS_FILE = 'sandbox.json';
+export const DEFAULT_HOME_READ_ONLY = ['.gitconfig', '.config/git'];
+export const DEFAULT_PROCESSES = 1024;
+
+const Settings = z.strictObject({
+  home_read_only: z.array(z.string().min(1)).default(DEFAULT_HOME_READ_ONLY).describe('paths under the home, shown read-only inside runs'),
+  processes: z.number().int().min(16).max(1_000_000).default(DEFAULT_PROCESSES),
+  memory_mb: z.number().int().min(64).optional().describe('default: half of this machine\'s memory, at most 8192'),
+});
+export type SandboxSettings = z.output<typeof Settings>;
+
+/** Home paths never shown to a run, whatever the settings say (relative to the home). */
+const SECRET_HOME_PATHS = [
+  '.ssh', '.gnupg', '.aws', '.azure', '.config/gcloud', '.kube', '.docker', '.netrc', '.npmrc', '.pypirc', '.git-credentials',
+  '.config/gh', '.config/hub', '.cargo/credentials', '.cargo/credentials.toml', '.terraform.d', '.vault-token', '.password-store',
+  '.local/share/keyrings', '.mozilla', '.config/google-chrome', '.config/chromium', '.avfs',
+];
+
+/** System files root could read that no run needs. */
+const SECRET_SYSTEM_FILES = ['/etc/shadow', '/etc/shadow-', '/etc/gshadow', '/etc/gshadow-', '/etc/sudoers', '/etc/security/opasswd'];
+
+export function loadSandboxSettings(avfsHome: string): SandboxSettings {
+  const file = join(avfsHome, SANDBOX_SETTINGS_FILE);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return Settings.parse({});
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    throw new AvfsError('InvalidInput', `${file} is not JSON: ${(e as Error).message}`, { file });
+  }
+  const r = Settings.safeParse(json);
+  if (!r.success) throw new AvfsError('InvalidInput', `${file}: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`, { file });
+  return r.data;
+}
+
+const real = (p: string) => {
+  try {
+    return realpathSync(p);
+  } catch {
+    return p;
+  }
+};
+const within = (p: string, dir: string) => {
+  const r = relative(dir, p);
+  return r === '' || (!r.startsWith('..') && !isAbsolute(r));
+};
+
+/** Why `path` (absolute, under the home) may not be shown, or null. */
+function secretWhy(path: string, home: string, avfsHome: string): string | null {
+  const target = real(path);
+  for (const s of SECRET_HOME_PATHS) {
+    const secret = join(home, s);
+    if (within(path, secret) || within(target, real(secret)) || within(secret, path)) return `it holds or is ~/${s}`;
+  }
+  if (within(target, real(avfsHome)) || within(real(avfsHome), target)) return 'it holds the avfs home';
+  if (within(home, target)) return 'it is the whole home';
+  return null;
+}
+
+/** The home paths to show read-only: each listed one that exists, is under the home, and holds no secret. */
+export function homeReadOnly(settings: SandboxSettings, home: string, avfsHome: string): string[] {
+  const out: string[] = [];
+  for (const entry of settings.home_read_only) {
+    const rel = entry.startsWith('~/') ? entry.slice(2) : entry;
+    const p = isAbsolute(rel) ? rel : join(home, rel);
+    if (!within(p, home) || p === home) throw new AvfsError('InvalidInput', `sandbox.json: home_read_only ${JSON.stringify(entry)} is not a path under the home (${home})`, { field: 'home_read_only', value: entry });
+    const why = secretWhy(p, home, avfsHome);
+    if (why) throw new AvfsError('InvalidInput', `sandbox.json: home_read_only ${JSON.stringify(entry)} is never shown to a run: ${why}`, { field: 'home_read_only', value: entry });
+    if (existsSync(p)) out.push(p);
+  }
+  return out;
+}
+
+export interface PlanInput {
+  bwrap: string;
+  userns: boolean;
+  avfsHome: string;
+  home: string;
+  mountpoint: string;
+  readonly: boolean;
+  network: boolean;
+  settings: SandboxSettings;
+}
+
+/** The directories a run must not see: the avfs home, its socket directory, every home. */
+function hidden(avfsHome: string, home: string): string[] {
+  const candidates = [real(avfsHome), join(tmpdir(), `avfs-${userInfo().uid}`), '/home', '/root', '/run', '/var/run'];
+  const covered = ['/tmp', home];
+  const out: string[] = [];
+  for (const c of candidates) {
+    if (!existsSync(c) || c === '/' || covered.some((d) => within(c, d)) || out.some((d) => within(c, d))) continue;
+    // A symlink (/var/run → /run) is covered through its target.
+    if (real(c) !== c) continue;
+    out.push(c);
+  }
+  return out;
+}
+
+export function planSandbox(i: PlanInput): SandboxSpec {
+  const memory = (i.settings.memory_mb ?? Math.min(8192, Math.floor(totalmem() / 2 / 2 ** 20))) * 2 ** 20;
+  return {
+    bwrap: i.bwrap,
+    userns: i.userns,
+    mountpoint: i.mountpoint,
+    readonly: i.readonly,
+    network: i.network,
+    home: i.home,
+    homeReadOnly: homeReadOnly(i.settings, i.home, i.avfsHome),
+    hide: hidden(i.avfsHome, i.home),
+    maskFiles: SECRET_SYSTEM_FILES.filter((f) => existsSync(f)),
+    processes: i.settings.processes,
+    memoryBytes: memory,
+  };
+}
+
+/** The envelope's record of a sandboxed run (the limits and violations come from the runner). */
+export function sandboxRecordOf(spec: SandboxSpec, tool: string, networkWhy: string): SandboxRecord {
+  return {
+    mode: 'workspace',
+    tool,
+    writable: [...(spec.readonly ? [] : [spec.mountpoint]), '/tmp (private)', '/dev/shm (private)', `${spec.home} (private)`],
+    network: spec.network ? 'shared' : 'none',
+    network_why: networkWhy,
+    note: null,
+    home: spec.home,
+    home_read_only: spec.homeReadOnly,
+    limits: { processes: null, processes_by: null, memory_bytes: null, memory_by: null },
+    violations: [],
+  };
+}
+
+/** The record of a run with `--sandbox none`. */
+export function unsandboxedRecord(mountpoint: string | null, why: string): SandboxRecord {
+  return {
+    mode: 'none',
+    tool: null,
+    writable: ['everything this user can write', ...(mountpoint ? [mountpoint] : [])],
+    network: 'shared',
+    network_why: 'not isolated',
+    note: why,
+    home: null,
+    home_read_only: [],
+    limits: { processes: null, processes_by: null, memory_bytes: null, memory_by: null },
+    violations: [],
+  };
+}

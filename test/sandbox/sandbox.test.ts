@@ -1,0 +1,393 @@
+/**
+ * The sandbox of `avfs proxy exec` (docs/exec.md), tested from the attacker's side: a script the
+ * policy cannot read, allowed to run, tries what the issue's `evil.py` did. Real bubblewrap, real
+ * FUSE mounts, a real host on a real socket, and an ordinary user made with useradd.
+ */
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:net';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { ExecutionEnvelope } from '../../host/protocol/exec';
+import type { ApprovalRequest } from '../../host/protocol/exec';
+import { runCli, type RunOptions } from '../helpers';
+import { sh } from '../fuse/helpers';
+import { client, startHost, type HostProcess } from '../daemon/helpers';
+
+/** A fake user's world outside /tmp (which every run sees as its own, empty): a home with secrets, the avfs home, a place outside the vault. */
+function world(prefix: string) {
+  const base = mkdtempSync(join('/var/tmp', prefix));
+  const home = join(base, 'home');
+  const avfs = join(base, 'avfs');
+  const outside = join(base, 'outside');
+  for (const d of [home, join(home, '.ssh'), avfs, outside]) mkdirSync(d, { recursive: true });
+  writeFileSync(join(home, 'notes.txt'), 'SECRET-HOME\n');
+  writeFileSync(join(home, '.ssh', 'id_rsa'), 'SECRET-SSH\n');
+  writeFileSync(join(home, '.gitconfig'), '[user]\n\tname = Sandbox Test\n\temail = sandbox@example.invalid\n');
+  const rules = '{"version":1,"rules":[]}\n';
+  writeFileSync(join(avfs, 'policy.json'), rules);
+  return { base, home, avfs, outside, rules, cleanup: () => rmSync(base, { recursive: true, force: true }) };
+}
+type World = ReturnType<typeof world>;
+
+/** A loopback listener on the host's network that answers HTTP and counts who reached it. */
+async function listener(): Promise<{ server: Server; port: number; hits: () => number }> {
+  let hits = 0;
+  const server = createServer((s) => {
+    hits++;
+    s.on('error', () => undefined); // a probe that connects and leaves at once
+    s.end('HTTP/1.0 200 OK\r\nContent-Length: 5\r\n\r\nhello');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const addr = server.address();
+  return { server, port: typeof addr === 'object' && addr ? addr.port : 0, hits: () => hits };
+}
+
+/** Each probe prints name=yes when it worked, name=no when the sandbox stopped it. */
+function evilScript(w: World, port: number): string {
+  const probes: Record<string, string> = {
+    read_home_secret: 'cat "$HOME/notes.txt"',
+    read_home_secret_by_path: `cat '${w.home}/notes.txt'`,
+    read_ssh_key: `cat '${w.home}/.ssh/id_rsa'`,
+    list_ssh: `ls '${w.home}/.ssh' | grep -q id_rsa`,
+    read_shadow: 'cat /etc/shadow',
+    write_outside: `echo pwned > '${w.outside}/pwned'`,
+    write_system: 'echo pwned > /etc/avfs-sandbox-pwned',
+    see_vaults: `ls -A '${w.avfs}' | grep -v '^mnt$' | grep -q .`,
+    see_rules: `cat '${w.avfs}/policy.json'`,
+    see_host_socket: `test -S '${w.avfs}/host.sock'`,
+    loopback: `python3 -c 'import socket; socket.create_connection(("127.0.0.1", ${port}), timeout=2)'`,
+    read_gitconfig: 'grep -q "Sandbox Test" "$HOME/.gitconfig"',
+    write_private_tmp: 'echo inside > /tmp/avfs-sandbox-inside && cat /tmp/avfs-sandbox-inside',
+    write_vault: 'echo proof > proof.txt',
+  };
+  const lines = Object.entries(probes).map(([k, v]) => `if ( ${v} ) >/dev/null 2>&1; then echo ${k}=yes; else echo ${k}=no; fi`);
+  // Then try to change the rules (inside, the avfs home is an empty place of the run's own).
+  lines.push(`mkdir -p '${w.avfs}' 2>/dev/null; echo '{"version":1,"rules":[{"id":"x","category":"host_escape","action":"allow"}]}' > '${w.avfs}/policy.json' 2>/dev/null; true`);
+  return lines.join('\n') + '\n';
+}
+
+function probesOf(stdout: string): Record<string, string> {
+  return Object.fromEntries(stdout.split('\n').filter((l) => l.includes('=')).map((l) => l.split('=') as [string, string]));
+}
+
+/** What a contained run shows: nothing of the secrets, the system, the avfs home or the network. */
+function assertContained(p: Record<string, string>, w: World): void {
+  const expected = {
+    read_home_secret: 'no',
+    read_home_secret_by_path: 'no',
+    read_ssh_key: 'no',
+    list_ssh: 'no',
+    read_shadow: 'no',
+    write_outside: 'no',
+    write_system: 'no',
+    see_vaults: 'no',
+    see_rules: 'no',
+    see_host_socket: 'no',
+    loopback: 'no',
+    read_gitconfig: 'yes',
+    write_private_tmp: 'yes',
+    write_vault: 'yes',
+  };
+  assert.deepEqual(p, expected);
+  assert.equal(existsSync(join(w.outside, 'pwned')), false);
+  assert.equal(existsSync('/etc/avfs-sandbox-pwned'), false);
+  assert.equal(existsSync('/tmp/avfs-sandbox-inside'), false, 'the run\'s /tmp was its own');
+  assert.equal(readFileSync(join(w.avfs, 'policy.json'), 'utf8'), w.rules, 'the rules file is untouched');
+}
+
+const BUILD = [
+  'set -e',
+  'git init -q . && git add -A && git commit -qm init && git log --format=%an',
+  'npm init -y >/dev/null && npm pkg set scripts.build="node -e \\"require(\'fs\').writeFileSync(\'built.txt\', \'npm-ok\')\\"" && npm run -s build && cat built.txt && echo',
+  'python3 -c \'open("py.txt", "w").write("py")\' && python3 -m compileall -q . && echo python-ok',
+  'printf "int main(void) { return 0; }\\n" > hello.c && printf "hello: hello.c\\n\\tcc -o hello hello.c\\n" > Makefile && make -s && ./hello && echo build-ok',
+].join('\n') + '\n';
+
+const BOMB = 'b() { b | b & }\nb\nsleep 60\n';
+const FLOOD = 'head -c 1073741824 /dev/zero\n';
+/**
+ * Through a host the output streams to its clients at some 5-7 MB/s on this machine, and what the
+ * runner reads faster than that waits in memory (the host's output back-pressure is another
+ * change's): 100 MB there, 1 GB from a one-shot call.
+ */
+const HOST_FLOOD = 'head -c 104857600 /dev/zero\n';
+
+function envelopeOf(stdout: string): ExecutionEnvelope {
+  return ExecutionEnvelope.parse(JSON.parse(stdout));
+}
+
+describe('sandbox: workspace runs from a one-shot CLI, as root', () => {
+  let w: World;
+  let l: Awaited<ReturnType<typeof listener>>;
+  let opts: RunOptions;
+  const cli = (args: string[], input?: string) => runCli(args, { ...opts, ...(input !== undefined ? { input } : {}) });
+  const exec = async (args: string[]) => {
+    const r = await cli(['--json', '--vault', 'main', 'proxy', 'exec', ...args]);
+    return { code: r.code, env: envelopeOf(r.stdout) };
+  };
+
+  before(async () => {
+    w = world('avfs-sandbox-');
+    l = await listener();
+    opts = { home: w.avfs, env: { HOME: w.home, AVFS_NO_HOST: '1', npm_config_update_notifier: 'false' } };
+    assert.equal((await cli(['vault', 'create', 'main'])).code, 0);
+    assert.equal((await cli(['--vault', 'main', 'write', '/evil.sh'], evilScript(w, l.port))).code, 0);
+    assert.equal((await cli(['--vault', 'main', 'write', '/build.sh'], BUILD)).code, 0);
+  });
+  after(async () => {
+    await sh('bash', ['-c', `for m in $(grep -o "${w.avfs}/[^ ]*" /proc/self/mounts); do fusermount -uz "$m"; done`]);
+    l.server.close();
+    w.cleanup();
+  });
+
+  test('an allowed script cannot read the home\'s secrets, write outside the vault, see the avfs home or reach a loopback listener', async () => {
+    const { code, env } = await exec(['--', 'bash', 'evil.sh']);
+    assert.equal(code, 0, env.result.stderr);
+    assert.equal(env.result.decision?.action, 'allow_with_checkpoint');
+    assertContained(probesOf(env.result.stdout), w);
+    assert.equal(l.hits(), 0);
+    assert.deepEqual(env.result.changed_files, ['/proof.txt']);
+    const s = env.result.sandbox!;
+    assert.equal(env.request.sandbox, 'workspace');
+    assert.equal(s.mode, 'workspace');
+    assert.match(s.tool ?? '', /^bubblewrap /);
+    assert.equal(s.network, 'none');
+    assert.equal(s.home, w.home);
+    assert.deepEqual(s.home_read_only, [join(w.home, '.gitconfig')]);
+    assert.equal(s.writable[0], env.result.mountpoint);
+    assert.deepEqual(s.violations, []);
+  });
+
+  test('git, npm, python and a small build work inside', async () => {
+    const { code, env } = await exec(['--', 'bash', 'build.sh']);
+    assert.equal(code, 0, env.result.stderr);
+    assert.equal(env.result.stdout, 'Sandbox Test\nnpm-ok\npython-ok\nbuild-ok\n');
+    for (const f of ['/.git/HEAD', '/package.json', '/built.txt', '/py.txt', '/hello']) assert.ok(env.result.changed_files.includes(f), f);
+  });
+
+  test('a fork bomb and a 1 GB flood end with an envelope; the next run is fine', async () => {
+    assert.equal((await cli(['--vault', 'main', 'write', '/bomb.sh'], BOMB)).code, 0);
+    assert.equal((await cli(['--vault', 'main', 'write', '/flood.sh'], FLOOD)).code, 0);
+    const bomb = await exec(['--timeout', '4000', '--grace', '500', '--', 'bash', 'bomb.sh']);
+    assert.equal(bomb.env.result.state, 'timed_out');
+    assert.equal(bomb.code, 124);
+    const limits = bomb.env.result.sandbox!.limits;
+    assert.equal(limits.processes, 1024);
+    if (limits.processes_by === 'cgroup') assert.equal(bomb.env.result.sandbox!.violations[0]?.kind, 'process_limit');
+    const flood = await exec(['--', 'bash', 'flood.sh']);
+    assert.equal(flood.env.result.state, 'completed');
+    assert.equal(flood.env.result.stdout_bytes, 2 ** 30);
+    assert.equal(flood.env.result.stdout_truncated, true);
+    const next = await exec(['--', 'sh', '-c', 'echo alive']);
+    assert.equal(next.env.result.stdout, 'alive\n');
+  });
+
+  test('a run handed to a kept mount\'s server is sandboxed the same way', async () => {
+    const kept = await exec(['--keep-mount', '--', 'true']);
+    assert.equal(kept.env.result.state, 'completed');
+    const { env } = await exec(['--', 'bash', 'evil.sh']);
+    assert.equal(env.result.mount_reused, true);
+    assertContained(probesOf(env.result.stdout), w);
+    assert.equal(env.result.sandbox?.mode, 'workspace');
+  });
+
+  test('without bubblewrap --sandbox workspace fails with SandboxUnavailable and nothing runs; the default falls back to none and says so; avfs doctor says why', async () => {
+    const noBwrap = { ...opts, env: { ...opts.env, PATH: '/nonexistent' } };
+    const fallback = await runCli(['--json', '--vault', 'main', 'proxy', 'exec', '--', '/bin/sh', '-c', 'echo unboxed'], noBwrap);
+    const fell = envelopeOf(fallback.stdout);
+    assert.equal(fell.result.stdout, 'unboxed\n', fell.result.stderr);
+    assert.equal(fell.request.sandbox, 'none');
+    assert.equal(fell.result.sandbox?.mode, 'none');
+    assert.match(fell.result.sandbox?.note ?? '', /bubblewrap cannot run here .*not installed.*fell back/);
+    const r = await runCli(['--json', '--vault', 'main', 'proxy', 'exec', '--sandbox', 'workspace', '--', '/bin/sh', '-c', 'echo ran > ran.txt'], noBwrap);
+    assert.equal(r.code, 125);
+    const env = envelopeOf(r.stdout);
+    assert.equal(env.result.error?.error, 'SandboxUnavailable');
+    assert.match(env.result.error?.message ?? '', /bubblewrap/);
+    assert.equal(env.result.exit_code, null);
+    assert.notEqual((await cli(['--vault', 'main', 'stat', '/ran.txt'])).code, 0, 'nothing ran');
+    const doctor = await runCli(['--json', 'doctor'], noBwrap);
+    assert.equal(doctor.code, 1);
+    assert.match(JSON.parse(doctor.stdout).sandbox.reason, /not installed/);
+    assert.equal(JSON.parse(doctor.stdout).sandbox.default_mode, 'none');
+    const ok = JSON.parse((await cli(['--json', 'doctor'])).stdout).sandbox;
+    assert.equal(ok.ok, true);
+  });
+});
+
+describe('sandbox: runs through a real host', () => {
+  let w: World;
+  let l: Awaited<ReturnType<typeof listener>>;
+  let host: HostProcess;
+  let opts: RunOptions;
+  const cli = (args: string[], input?: string) => runCli(args, { ...opts, ...(input !== undefined ? { input } : {}) });
+  const exec = async (args: string[]) => {
+    const r = await cli(['--json', '--vault', 'main', 'proxy', 'exec', ...args]);
+    return { code: r.code, env: envelopeOf(r.stdout) };
+  };
+
+  before(async () => {
+    w = world('avfs-sandbox-host-');
+    l = await listener();
+    opts = { home: w.avfs, env: { HOME: w.home } };
+    assert.equal((await cli(['vault', 'create', 'main'])).code, 0);
+    assert.equal((await cli(['--vault', 'main', 'write', '/evil.sh'], evilScript(w, l.port))).code, 0);
+    assert.equal((await cli(['--vault', 'main', 'write', '/bomb.sh'], BOMB)).code, 0);
+    assert.equal((await cli(['--vault', 'main', 'write', '/flood.sh'], HOST_FLOOD)).code, 0);
+    // The host's own home is the fake one: its runs' private home hides that one.
+    const realHome = process.env.HOME;
+    process.env.HOME = w.home;
+    try {
+      host = await startHost(w.avfs);
+    } finally {
+      process.env.HOME = realHome;
+    }
+  });
+  after(async () => {
+    await host.stop();
+    await sh('bash', ['-c', `for m in $(grep -o "${w.avfs}/[^ ]*" /proc/self/mounts); do fusermount -uz "$m"; done`]);
+    l.server.close();
+    w.cleanup();
+  });
+
+  test('the host\'s runs are contained: its socket, the vaults and the rules are out of sight', async () => {
+    assert.ok(statSync(join(w.avfs, 'host.sock')).isSocket());
+    const { code, env } = await exec(['--', 'bash', 'evil.sh']);
+    assert.equal(code, 0, env.result.stderr);
+    assertContained(probesOf(env.result.stdout), w);
+    assert.equal(env.result.sandbox?.mode, 'workspace');
+  });
+
+  test('an approved networked run reaches a loopback listener; the network is recorded as shared', async () => {
+    const approver = await client(w.avfs, {
+      name: 'test approver',
+      approver: true,
+      setup: (conn) => conn.onRequest('approval/request', (_req: ApprovalRequest) => ({ answer: 'approve_once' })),
+    });
+    try {
+      const before = l.hits();
+      const { env } = await exec(['--', 'curl', '-s', `http://127.0.0.1:${l.port}/`]);
+      assert.equal(env.result.approval?.outcome, 'approved');
+      assert.equal(env.result.stdout, 'hello');
+      assert.equal(l.hits(), before + 1);
+      assert.equal(env.result.sandbox?.network, 'shared');
+      assert.match(env.result.sandbox?.network_why ?? '', /^approved by .*client \(pid \d+/);
+    } finally {
+      approver.close();
+    }
+  });
+
+  test('--sandbox none behaves as before (once a person approves code it cannot read) and says so', async () => {
+    const approver = await client(w.avfs, {
+      name: 'test approver',
+      approver: true,
+      setup: (conn) => conn.onRequest('approval/request', (_req: ApprovalRequest) => ({ answer: 'approve_once' })),
+    });
+    try {
+      // Only what does no harm: reading the home's secret and reaching the listener.
+      const peek = `cat "$HOME/notes.txt"; python3 -c 'import socket; socket.create_connection(("127.0.0.1", ${l.port}), timeout=2); print("reached")'\n`;
+      assert.equal((await cli(['--vault', 'main', 'write', '/peek.sh'], peek)).code, 0);
+      const { code, env } = await exec(['--sandbox', 'none', '--', 'bash', 'peek.sh']);
+      assert.equal(code, 0, env.result.stderr);
+      assert.equal(env.result.approval?.outcome, 'approved');
+      assert.equal(env.result.stdout, 'SECRET-HOME\nreached\n');
+      assert.equal(env.request.sandbox, 'none');
+      assert.equal(env.result.sandbox?.mode, 'none');
+      assert.equal(env.result.sandbox?.network, 'shared');
+      assert.equal(env.result.sandbox?.tool, null);
+      assert.equal(env.result.sandbox?.note, '--sandbox none: no isolation');
+    } finally {
+      approver.close();
+    }
+  });
+
+  test('a fork bomb and a 100 MB flood end with an envelope and a healthy host', async () => {
+    const bomb = await exec(['--timeout', '4000', '--grace', '500', '--', 'bash', 'bomb.sh']);
+    assert.equal(bomb.env.result.state, 'timed_out');
+    if (bomb.env.result.sandbox!.limits.processes_by === 'cgroup') assert.equal(bomb.env.result.sandbox!.violations[0]?.kind, 'process_limit');
+    const flood = await exec(['--', 'bash', 'flood.sh']);
+    assert.equal(flood.env.result.state, 'completed');
+    assert.equal(flood.env.result.stdout_bytes, 104857600);
+    assert.equal(flood.env.result.stdout_truncated, true);
+    assert.equal(host.child.exitCode, null, `the host is alive:\n${host.log()}`);
+    assert.equal((await cli(['host', 'status'])).code, 0);
+    const next = await exec(['--', 'sh', '-c', 'echo alive']);
+    assert.equal(next.env.result.stdout, 'alive\n');
+    assert.doesNotMatch(host.log(), /ERR_WORKER_INIT_FAILED|uncaught/i);
+  });
+});
+
+describe('sandbox: an ordinary user (a user namespace)', () => {
+  const name = `avfs-sbx-${process.pid}`;
+  let w: World;
+  let user: { uid: number; gid: number };
+  let fuseMode: number | undefined;
+  let opts: RunOptions;
+  const cli = (args: string[], input?: string) => runCli(args, { ...opts, ...(input !== undefined ? { input } : {}) });
+  const exec = async (args: string[]) => {
+    const r = await cli(['--json', '--vault', 'main', 'proxy', 'exec', ...args]);
+    return { code: r.code, env: envelopeOf(r.stdout), stderr: r.stderr };
+  };
+
+  before(async () => {
+    w = world('avfs-sandbox-user-');
+    chmodSync(w.base, 0o755);
+    const made = await sh('useradd', ['--no-create-home', '--home-dir', w.home, '--shell', '/bin/sh', name]);
+    assert.equal(made.code, 0, made.stderr);
+    const id = await sh('id', ['-u', name]);
+    const gid = await sh('id', ['-g', name]);
+    user = { uid: Number(id.stdout.trim()), gid: Number(gid.stdout.trim()) };
+    await sh('chown', ['-R', `${user.uid}:${user.gid}`, w.home, w.avfs, w.outside]);
+    chownSync(w.outside, 0, 0); // the user may not write there anyway; the sandbox must not either
+    chmodSync(w.outside, 0o777);
+    // An ordinary user mounts through fusermount, which needs /dev/fuse open to everyone (as udev
+    // makes it on a desktop; this machine's is root-only): for the test's duration only.
+    const mode = statSync('/dev/fuse').mode & 0o777;
+    if ((mode & 0o006) !== 0o006) {
+      fuseMode = mode;
+      chmodSync('/dev/fuse', 0o666);
+    }
+    opts = { home: w.avfs, user, env: { HOME: w.home, AVFS_NO_HOST: '1', USER: name, LOGNAME: name } };
+    assert.equal((await cli(['vault', 'create', 'main'])).code, 0);
+  });
+  after(async () => {
+    if (fuseMode !== undefined) chmodSync('/dev/fuse', fuseMode);
+    await sh('bash', ['-c', `for m in $(grep -o "${w.avfs}/[^ ]*" /proc/self/mounts); do fusermount -uz "$m"; done`]);
+    // Whatever of the user's is left (nothing should be) is stopped by pid before the user goes.
+    const left = await sh('pgrep', ['-u', String(user.uid)]);
+    for (const pid of left.stdout.split('\n').filter(Boolean)) {
+      try {
+        process.kill(Number(pid), 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    }
+    await sh('userdel', [name]);
+    w.cleanup();
+  });
+
+  test('its runs are contained the same way, and a fork bomb counts against the run alone', async () => {
+    const l = await listener();
+    try {
+      assert.equal((await cli(['--vault', 'main', 'write', '/evil.sh'], evilScript(w, l.port))).code, 0);
+      const { code, env, stderr } = await exec(['--', 'bash', 'evil.sh']);
+      assert.equal(code, 0, `${env.result.stderr}\n${stderr}`);
+      const p = probesOf(env.result.stdout);
+      // The user could not read /etc/shadow anyway; everything else as for root.
+      assertContained(p, w);
+      assert.equal(l.hits(), 0);
+      const limits = env.result.sandbox!.limits;
+      assert.deepEqual([limits.processes, limits.processes_by], [1024, 'rlimit']);
+    } finally {
+      l.server.close();
+    }
+    assert.equal((await cli(['--vault', 'main', 'write', '/bomb.sh'], BOMB)).code, 0);
+    const bomb = await exec(['--timeout', '3000', '--grace', '500', '--', 'bash', 'bomb.sh']);
+    assert.equal(bomb.env.result.state, 'timed_out');
+    assert.match(bomb.env.result.stderr, /fork|Resource temporarily unavailable/);
+    assert.doesNotMatch(bomb.stderr, /ERR_WORKER_INIT_FAILED/);
+    const next = await exec(['--', 'sh', '-c', 'echo alive']);
+    assert.equal(next.env.result.stdout, 'alive\n');
+  });
+});
