@@ -1,12 +1,14 @@
 // The extension's entry point: activate() creates the context (ctx.ts), which owns everything, and
 // registers the commands; deactivate() stops the host it started.
 import * as vscode from 'vscode';
+import { registerAgents, type Agents } from './agents/agents';
 import { registerCommands } from './commands';
 import { config } from './config';
 import { Ctx } from './ctx';
 import { exposeCliToTerminals } from './terminalCli';
 
 let ctx: Ctx | undefined;
+let agents: Agents | undefined;
 
 /** What activate() returns: for the extension's own tests (which wait on the host's state), not a public API. */
 export interface AvfsTestApi {
@@ -16,6 +18,8 @@ export interface AvfsTestApi {
   executions: Ctx['executions'];
   /** The folder VS Code keeps the AVFS log file in. */
   logUri: vscode.Uri;
+  /** The MCP server definition and the vault shell (extension/agents). */
+  agents: Agents;
 }
 
 export function activate(context: vscode.ExtensionContext): AvfsTestApi {
@@ -23,6 +27,9 @@ export function activate(context: vscode.ExtensionContext): AvfsTestApi {
   try {
     ctx = new Ctx(context);
     context.subscriptions.push(...registerCommands(ctx), exposeCliToTerminals(context));
+    const registered = registerAgents({ extension: context, host: ctx.host, log: ctx.log });
+    agents = registered.agents;
+    context.subscriptions.push(...registered.disposables);
   } catch (e) {
     // VS Code does not tell the person when an extension fails to activate, so we do.
     void vscode.window.showErrorMessage(`AVFS could not start: ${e instanceof Error ? e.message : String(e)}`);
@@ -38,7 +45,7 @@ export function activate(context: vscode.ExtensionContext): AvfsTestApi {
   setImmediate(() => current.host.ensureStarted());
   const ms = performance.now() - started;
   ctx.log.info(`AVFS ${version} activated in ${ms.toFixed(1)} ms (VS Code ${vscode.version}, ${ui}, extension host on Node ${process.version})`);
-  return { host: ctx.host, tree: ctx.tree, approvals: ctx.approvals, executions: ctx.executions, logUri: context.logUri };
+  return { host: ctx.host, tree: ctx.tree, approvals: ctx.approvals, executions: ctx.executions, logUri: context.logUri, agents: agents! };
 }
 
 // VS Code waits for the returned promise: the host child is stopped (and its mounts unmounted) before the window goes.

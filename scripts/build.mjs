@@ -244,6 +244,8 @@ export async function buildVscodeTests() {
     external: [...common.external, 'mocha'],
     entryPoints: [join(src, 'index.ts'), ...tests.map((f) => join(src, f))],
     outdir: VSCODE_TESTS_OUT,
+    // agents.test.ts drives `avfs mcp` with the SDK's client.
+    plugins: [mcpSdkCommonJs],
   });
   return join(VSCODE_TESTS_OUT, 'index.js');
 }

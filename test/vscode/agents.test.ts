@@ -1,0 +1,153 @@
+// Agents in the editor: the MCP server definition the extension gives VS Code (and VS Code starting
+// it: the server answers tools/list), "AVFS: Use Vault for Agents…" in the status bar, and the AVFS
+// Vault Shell: a line runs in the vault, a line that needs approval is asked in a notification, a
+// denied line prints the decision.
+import assert from 'node:assert/strict';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterEach, describe, it } from 'mocha';
+import * as vscode from 'vscode';
+import type { VaultShell } from '../../extension/agents/vaultShell';
+import { avfs, hostReady, manifest, markerCommand, newVault, tidyWindow, until } from './helpers';
+import { notification, PART, requireUi, ui } from './ui';
+
+/** A vault shell in a terminal, and everything it has written. */
+function openShell(pty: VaultShell): { terminal: vscode.Terminal; output: () => string; send: (line: string) => void } {
+  let out = '';
+  pty.onDidWrite((d) => (out += d));
+  const terminal = vscode.window.createTerminal({ name: 'AVFS Vault Shell (test)', pty });
+  // sendText types into the pseudoterminal (handleInput), as a person or an agent at it would.
+  return { terminal, output: () => out, send: (line) => terminal.sendText(line, true) };
+}
+const plain = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
+
+describe('Agents', () => {
+  afterEach(async () => {
+    for (const t of vscode.window.terminals) if (t.name.startsWith('AVFS Vault Shell')) t.dispose();
+    await tidyWindow();
+  });
+
+  it('contributes the MCP server definition provider and the vault shell profile', () => {
+    const { contributes, engines } = manifest() as unknown as {
+      contributes: { mcpServerDefinitionProviders: Array<{ id: string }>; terminal: { profiles: Array<{ id: string; title: string }> } };
+      engines: { vscode: string };
+    };
+    assert.deepEqual(contributes.mcpServerDefinitionProviders.map((p) => p.id), ['avfs.vaults']);
+    assert.deepEqual(contributes.terminal.profiles.map((p) => p.title), ['AVFS Vault Shell']);
+    assert.equal(engines.vscode, '^1.101.0');
+    assert.ok(typeof vscode.lm.registerMcpServerDefinitionProvider === 'function', `VS Code ${vscode.version} has the MCP API`);
+  });
+
+  it('the provider gives `avfs mcp` on the chosen vault; the definition starts a server that answers tools/list, through the host', async () => {
+    const api = await hostReady();
+    const vault = await newVault(api, 'agents', { '/hello.txt': 'from the vault\n' });
+    await api.agents.use(vault);
+    const def = api.agents.definition();
+    assert.match(def.label, new RegExp(`AVFS \\(${vault}\\)`));
+    assert.deepEqual(def.args.slice(-3), ['--vault', vault, 'mcp']);
+    // Start it as VS Code does: the definition's command, args and env.
+    const transport = new StdioClientTransport({ command: def.command, args: def.args, env: { ...(process.env as Record<string, string>), ...(def.env as Record<string, string>) }, stderr: 'pipe' });
+    const client = new Client({ name: 'agents test', version: '1' });
+    await client.connect(transport);
+    try {
+      const { tools } = await client.listTools();
+      for (const name of ['read_file', 'edit_file', 'exec', 'checkpoint_restore']) assert.ok(tools.some((t) => t.name === name), name);
+      const r = (await client.callTool({ name: 'read_file', arguments: { path: '/hello.txt' } })) as { content: Array<{ text: string }> };
+      assert.equal(r.content[0]!.text, 'from the vault\n');
+      // Through the editor's host: the host lists the MCP server as a client.
+      const status = await api.host.hostRequest('host/status', {});
+      assert.ok(status.clients.some((c) => c.name.startsWith('avfs mcp (pid')), JSON.stringify(status.clients.map((c) => c.name)));
+    } finally {
+      await client.close();
+    }
+    await api.agents.use(undefined);
+    assert.deepEqual(api.agents.definition().args.slice(-1), ['mcp']);
+  });
+
+  it('VS Code starts the server from the provider and its tools appear (workbench.mcp.startServer)', async function () {
+    this.timeout(90_000);
+    const api = await hostReady();
+    const vault = await newVault(api, 'agents');
+    await api.agents.use(vault);
+    // The test window turns VS Code's AI features off (scripts/vscode/codeServer.mjs): MCP servers start only with them on.
+    const chat = vscode.workspace.getConfiguration('chat');
+    await chat.update('disableAIFeatures', false, vscode.ConfigurationTarget.Global);
+    this.test?.parent?.afterEach(() => chat.update('disableAIFeatures', undefined, vscode.ConfigurationTarget.Global));
+    const started = vscode.commands.executeCommand('workbench.mcp.startServer', '*', { waitForLiveTools: true });
+    // An extension's server may ask once to be trusted: answer it as a person would.
+    const trust = (async () => {
+      try {
+        const text = await notification(/trust|Trust/, 20_000);
+        if (text) await ui('click', { role: 'button', name: 'Trust', exact: false, within: '.monaco-dialog-box, .notifications-center' });
+      } catch {
+        /* no prompt */
+      }
+    })();
+    await started;
+    try {
+      await until('the avfs tools to be VS Code language-model tools', () => vscode.lm.tools.some((t) => /read_file/.test(t.name)), 60_000);
+    } catch (e) {
+      const status = await api.host.hostRequest('host/status', {});
+      throw new Error(`${String(e)}; tools: ${vscode.lm.tools.map((t) => t.name).join(' ')}; host clients: ${status.clients.map((c) => c.name).join(', ')}`);
+    }
+    void trust;
+    const names = vscode.lm.tools.filter((t) => /exec|read_file|checkpoint_restore/.test(t.name)).map((t) => t.name);
+    assert.ok(names.length >= 3, names.join(' '));
+    await vscode.commands.executeCommand('workbench.mcp.stopServer', '*').then(undefined, () => undefined);
+    await api.agents.use(undefined);
+  });
+
+  it('Use Vault for Agents… picks the vault, shown in the status bar', async function () {
+    requireUi(this);
+    const api = await hostReady();
+    const vault = await newVault(api, 'pick');
+    const picked = vscode.commands.executeCommand('avfs.useVaultForAgents');
+    await ui('visible', { role: 'option', name: vault, within: '.quick-input-widget' });
+    await ui('click', { role: 'option', name: vault, within: '.quick-input-widget' });
+    await picked;
+    assert.equal(api.agents.vault, vault);
+    assert.deepEqual(api.agents.definition().args.slice(-3), ['--vault', vault, 'mcp']);
+    await ui('visible', { role: 'button', name: vault, within: PART.statusBar });
+    await api.agents.use(undefined);
+  });
+
+  it('the vault shell runs a line in the vault, tracks cd, asks for an approval, and a denied line prints the decision', async function () {
+    requireUi(this);
+    this.timeout(120_000);
+    const api = await hostReady();
+    const vault = await newVault(api, 'shell');
+    assert.equal((await avfs(['--vault', vault, 'write', '-p', '/sub/keep.txt', 'x\n'])).code, 0);
+    await api.agents.use(vault);
+    const pty = api.agents.shell();
+    const { output, send } = openShell(pty);
+    await until('the prompt', () => plain(output()).includes(`avfs:${vault} /$ `));
+
+    send('echo hello from the shell > greet.txt && cat greet.txt');
+    await until('the line to run', () => pty.runs.length === 1 && pty.runs[0]!.envelope !== undefined, 60_000);
+    assert.match(plain(output()), /hello from the shell\r\n/);
+    assert.equal((await avfs(['--vault', vault, 'cat', '/greet.txt'])).stdout, 'hello from the shell\n');
+
+    send('cd sub');
+    await until('the new prompt', () => plain(output()).includes(`avfs:${vault} /sub$ `));
+    send('ls');
+    await until('ls to run in /sub', () => pty.runs.length === 2 && pty.runs[1]!.envelope !== undefined, 60_000);
+    assert.match(pty.runs[1]!.envelope!.result.stdout, /keep\.txt/);
+    assert.equal(pty.runs[1]!.envelope!.request.cwd, '/sub');
+
+    // A line that needs approval: the window's notification asks; Approve Once lets it run.
+    send(markerCommand('shell'));
+    await notification(new RegExp(`Agent wants to run .*marker.* in vault ${vault}`), 30_000);
+    await ui('click', { role: 'button', name: 'Approve Once', exact: true, within: '.notifications-center' });
+    await until('the approved line to finish', () => pty.runs.length === 3 && pty.runs[2]!.envelope !== undefined, 60_000);
+    assert.equal(pty.runs[2]!.envelope!.result.approval?.outcome, 'approved');
+    assert.equal((await avfs(['--vault', vault, 'cat', '/sub/marker.txt'])).stdout, 'shell');
+
+    // A denied line: the decision is printed and nothing runs.
+    send('echo ran > ran.txt; rm -rf /');
+    await until('the denied line', () => pty.runs.length === 4 && pty.runs[3]!.envelope !== undefined, 60_000);
+    assert.equal(pty.runs[3]!.envelope!.result.state, 'denied');
+    assert.match(plain(output()), /avfs: denied: deny by builtin:host_escape: /);
+    assert.notEqual((await avfs(['--vault', vault, 'cat', '/sub/ran.txt'])).code, 0, 'nothing of the line ran');
+    await api.agents.use(undefined);
+  });
+});
