@@ -20,8 +20,8 @@ export interface SandboxSpec {
   readonly: boolean;
   /** Share the host's network (the run's network part was approved); else a namespace of its own. */
   network: boolean;
-  /** The private, empty home the run sees (the real one's path). */
-  home: string;
+  /** The private, empty home the run sees (the real one's path); null when there is none to hide (`/`, missing). */
+  home: string | null;
   /** Paths of the real home shown read-only (absolute; each exists). */
   homeReadOnly: string[];
   /** Directories covered by an empty tmpfs: the avfs home, its socket directory, other homes. */
@@ -52,7 +52,7 @@ export function bwrapArgv(spec: SandboxSpec, cwd: string, argv: string[], by: Li
   a.push('--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/dev/shm', '--tmpfs', '/tmp');
   for (const d of spec.hide) a.push('--tmpfs', d);
   for (const f of spec.maskFiles) a.push('--ro-bind', '/dev/null', f);
-  a.push('--tmpfs', spec.home);
+  if (spec.home) a.push('--tmpfs', spec.home);
   for (const p of spec.homeReadOnly) a.push('--ro-bind', p, p);
   a.push(spec.readonly ? '--ro-bind' : '--bind', spec.mountpoint, spec.mountpoint);
   a.push('--chdir', cwd, '--');

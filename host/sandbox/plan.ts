@@ -117,6 +117,8 @@ function hidden(avfsHome: string, home: string): string[] {
 }
 
 export function planSandbox(i: PlanInput): SandboxSpec {
+  // A home of `/` (some service users) is not covered (that would hide the system); a missing one holds nothing.
+  const home = i.home !== '/' && isAbsolute(i.home) && existsSync(i.home) ? i.home : null;
   const memory = (i.settings.memory_mb ?? Math.min(8192, Math.floor(totalmem() / 2 / 2 ** 20))) * 2 ** 20;
   return {
     bwrap: i.bwrap,
@@ -124,9 +126,9 @@ export function planSandbox(i: PlanInput): SandboxSpec {
     mountpoint: i.mountpoint,
     readonly: i.readonly,
     network: i.network,
-    home: i.home,
-    homeReadOnly: homeReadOnly(i.settings, i.home, i.avfsHome),
-    hide: hidden(i.avfsHome, i.home),
+    home,
+    homeReadOnly: home ? homeReadOnly(i.settings, home, i.avfsHome) : [],
+    hide: hidden(i.avfsHome, home ?? '/nonexistent'),
     maskFiles: SECRET_SYSTEM_FILES.filter((f) => existsSync(f)),
     processes: i.settings.processes,
     memoryBytes: memory,
@@ -138,7 +140,7 @@ export function sandboxRecordOf(spec: SandboxSpec, tool: string, networkWhy: str
   return {
     mode: 'workspace',
     tool,
-    writable: [...(spec.readonly ? [] : [spec.mountpoint]), '/tmp (private)', '/dev/shm (private)', `${spec.home} (private)`],
+    writable: [...(spec.readonly ? [] : [spec.mountpoint]), '/tmp (private)', '/dev/shm (private)', ...(spec.home ? [`${spec.home} (private)`] : [])],
     network: spec.network ? 'shared' : 'none',
     network_why: networkWhy,
     note: null,

@@ -10,10 +10,13 @@ import * as vscode from 'vscode';
 import { answerNextModal, avfsJson, hostReady, tidyWindow, uniqueName, until } from './helpers';
 import { PART, requireUi, ui } from './ui';
 
+const made: string[] = [];
+
 /** A project folder with two files, a vault made from it, and the vault's change to app.py. */
 async function projectVault(prefix: string): Promise<{ api: Awaited<ReturnType<typeof hostReady>>; vault: string; dir: string }> {
   const api = await hostReady();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `avfs-${prefix}-`));
+  made.push(dir);
   fs.writeFileSync(path.join(dir, 'app.py'), 'print("from the project")\n');
   fs.writeFileSync(path.join(dir, 'notes.txt'), 'notes\n');
   const vault = uniqueName(prefix);
@@ -26,7 +29,10 @@ async function projectVault(prefix: string): Promise<{ api: Awaited<ReturnType<t
 const activeLabel = () => vscode.window.tabGroups.activeTabGroup.activeTab?.label;
 
 describe('Apply to Workspace', () => {
-  afterEach(tidyWindow);
+  afterEach(async () => {
+    await tidyWindow();
+    for (const dir of made.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+  });
 
   it('shows the multi-file diff of what will change, then applies on confirmation', async () => {
     const { api, vault, dir } = await projectVault('apply');
