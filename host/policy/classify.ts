@@ -12,8 +12,9 @@ import { EDITORS } from './handlers/editors';
 import { FILE_TOOLS } from './handlers/fileTools';
 import { GIT_TOOLS } from './handlers/git';
 import { HOST_TOOLS } from './handlers/host';
+import { scanInlineCode } from './handlers/inlineCode';
 import { INTERPRETERS } from './handlers/interpreters';
-import { MAKE_TOOLS } from './handlers/make';
+import { MAKE_TOOLS, makefileText } from './handlers/make';
 import { NETWORK_TOOLS } from './handlers/network';
 import { PACKAGE_TOOLS } from './handlers/packages';
 import { SECRET_TOOLS, SECRET_VARIABLE } from './handlers/secrets';
@@ -91,6 +92,55 @@ function secretExpansions(cmd: Cmd): void {
   }
 }
 
+/** Project files that say what a build, test run or package script does. */
+const PROJECT_FILE = /(^|\/)(GNUmakefile|[Mm]akefile|[^/]+\.mk|package\.json|[^/]+\.(py|sh|bash|js|mjs|cjs|ts|pl|rb))$/;
+
+/**
+ * Project code about to run (make, npm test, pytest, cargo test …) after this line wrote project
+ * files: a Makefile's recipes, package.json's scripts, a conftest.py or test module, a script. What
+ * was written with known text is judged as the code it is; what was downloaded or decoded is
+ * opaque_code. (`printf 'all:\n\trm -rf ~\n' > Makefile && make` was allow_with_checkpoint.)
+ */
+let inProjectFiles = false;
+
+function writtenProjectFiles(cmd: Cmd): void {
+  // The scripts judged here run project code too: they are judged once, not again from inside.
+  if (inProjectFiles) return;
+  inProjectFiles = true;
+  try {
+    judgeProjectFiles(cmd);
+  } finally {
+    inProjectFiles = false;
+  }
+}
+
+function judgeProjectFiles(cmd: Cmd): void {
+  for (const path of cmd.judge.downloaded) {
+    if (PROJECT_FILE.test(path)) cmd.add(['opaque_code'], `${cmd.prog} may run ${path}, which this command line downloaded or decoded`);
+  }
+  for (const [path, text] of cmd.judge.written) {
+    if (!PROJECT_FILE.test(path)) continue;
+    const what = `${posix.basename(path)}, written earlier on this line`;
+    const base = posix.basename(path);
+    if (/^(GNUmakefile|[Mm]akefile)$|\.mk$/.test(base)) makefileText(cmd, text);
+    else if (base === 'package.json') {
+      let scripts: unknown;
+      try {
+        scripts = (JSON.parse(text) as { scripts?: unknown }).scripts;
+      } catch {
+        cmd.add(['unknown'], `${what} is not JSON the policy can read`);
+        continue;
+      }
+      if (scripts && typeof scripts === 'object') {
+        for (const [name, body] of Object.entries(scripts as Record<string, unknown>)) {
+          if (typeof body === 'string') cmd.script(body, `the package.json script ${name}, written earlier on this line`);
+        }
+      }
+    } else if (/\.(sh|bash)$/.test(base)) cmd.script(text, what);
+    else scanInlineCode(cmd, text, what);
+  }
+}
+
 export function classifyCommand(rawWords: Word[], text: string, stdin: Stdin, judge: Judge, inShell = true): Outcome {
   const words = expandAll(rawWords);
   const progWord = words[0];
@@ -128,8 +178,10 @@ export function classifyCommand(rawWords: Word[], text: string, stdin: Stdin, ju
     judged.add(['read_only'], `${prog} ${literal(words[1]!)} only prints`);
     return judged.outcome();
   }
-  if (handler) handler(judged);
-  else {
+  if (handler) {
+    handler(judged);
+    if (judged.has('code_execution') && (judge.written.size > 0 || judge.downloaded.size > 0)) writtenProjectFiles(judged);
+  } else {
     judged.add(['mutating', 'code_execution'], `runs ${prog}, a program the policy does not know (what it does is not on the line)`);
     unknownProgramArguments(judged);
     judged.argumentPaths();

@@ -39,7 +39,7 @@ export interface Judge {
    * Parses and judges shell text that will run (sh -c, eval, trap, alias values); `positional`
    * gives $1… (sh -c 'code' argv0 args); without it they keep the caller's meaning.
    */
-  script(text: string, how: string, positional?: (string | Value)[], mode?: ScriptMode): ScriptEffect;
+  script(text: string, how: string, positional?: (string | Value)[], mode?: ScriptMode, zero?: string | Value): ScriptEffect;
   /**
    * Judges a command given as words (wrappers: env, timeout, xargs, find -exec, sudo). `inShell`
    * when this shell runs it as a builtin (`command cd`), not as a program of that name.
@@ -49,6 +49,8 @@ export interface Judge {
   downloaded: Set<string>;
   /** Files written earlier on this line with known text (echo … > x.sh), by absolute path. */
   written: Map<string, string>;
+  /** Lines this command line added to the shell's history (`history -s`), most recent last. */
+  history: string[];
   /** The current directory (null when unknown). */
   readonly cwd: string | null;
   /**
@@ -142,8 +144,8 @@ export class Cmd {
     if (f) this.add(f.categories, f.why);
   }
 
-  script(text: string, how: string, positional?: (string | Value)[], mode: ScriptMode = 'subshell'): ScriptEffect {
-    return this.judge.script(text, how, positional, mode);
+  script(text: string, how: string, positional?: (string | Value)[], mode: ScriptMode = 'subshell', zero?: string | Value): ScriptEffect {
+    return this.judge.script(text, how, positional, mode, zero);
   }
 
   /**

@@ -41,7 +41,10 @@ export function judgeRedirects(nodes: SyntaxNode[], ws: WordScope, paths: PathCo
           for (const s of w.segs) if (s.t === 'val' && (s.v.kind === 'unknown' || s.v.kind === 'procsub')) for (const t of s.v.taint) taint.add(t);
         }
       }
-      const text = quoted || exps.length === 0 ? (body?.text ?? '') : null;
+      // Backticks in an unquoted body run (the grammar leaves them as text).
+      const backticks = !quoted && /`[^`]*`/.test(body?.text ?? '');
+      if (backticks) ws.backticks?.(body!.text);
+      const text = (quoted || exps.length === 0) && !backticks ? (body?.text ?? '') : null;
       stdin = { kind: 'data', text, taint: [...taint], from: 'a here-document' };
       continue;
     }

@@ -53,10 +53,15 @@ function valueOf(name: string, value: Word): Value | string {
   return value.segs.length === 1 && first?.t === 'val' ? first.v : unknownValue(value.raw || '$' + name);
 }
 
+/** Nodes whose text bash evaluates as arithmetic. */
+const ARITHMETIC_NODES = new Set(['arithmetic_expansion', 'c_style_for_statement', 'subscript']);
+
 export class ScriptWalker {
   readonly parts: RawPart[] = [];
   private readonly downloaded = new Set<string>();
   private readonly written = new Map<string, string>();
+  /** Lines added to the shell's history on this line (`history -s TEXT`), which `fc` runs again. */
+  private readonly history: string[] = [];
   /** Output taints of commands inside the substitution being judged. */
   private capture: Set<Taint>[] = [];
   /** How many new processes deep the walk is (pipes, subshells, substitutions, `&`). */
@@ -151,10 +156,11 @@ export class ScriptWalker {
   private judge(scope: Scope, prefixVars?: Map<string, Value | string>): Judge {
     return {
       paths: () => this.paths(scope),
-      script: (text, how, positional, mode) => this.runScript(text, scope, how, positional, mode),
+      script: (text, how, positional, mode, zero) => this.runScript(text, scope, how, positional, mode, zero),
       argv: (words, text, stdin, inShell = false) => this.judgeWords(words, text, stdin, scope, [], inShell),
       downloaded: this.downloaded,
       written: this.written,
+      history: this.history,
       get cwd() {
         return scope.cwd;
       },
@@ -185,8 +191,9 @@ export class ScriptWalker {
     };
   }
 
-  private runScript(text: string, scope: Scope, how: string, positional: (string | Value)[] | undefined, mode: ScriptMode = 'subshell'): ScriptEffect {
-    const inner = copyScope(scope, { depth: scope.depth + 1, ...(positional ? { positional } : {}) });
+  private runScript(text: string, scope: Scope, how: string, positional: (string | Value)[] | undefined, mode: ScriptMode = 'subshell',
+      zero?: string | Value): ScriptEffect {
+    const inner = copyScope(scope, { depth: scope.depth + 1, ...(positional ? { positional } : {}), ...(zero !== undefined ? { zero } : {}) });
     this.walkText(text, inner, how);
     const changedDirectory = inner.cwd !== scope.cwd;
     if (mode === 'current') adoptScope(scope, inner);
@@ -227,6 +234,12 @@ export class ScriptWalker {
   private wordScope(scope: Scope): WordScope {
     return {
       lookup: (name) => this.lookup(name, scope),
+      arithmetic: (text) => this.arithmetic(text, scope, 0),
+      backticks: (text) => {
+        for (const found of text.matchAll(/`((?:\\.|[^`\\])*)`/g)) {
+          this.runScript(found[1]!.replace(/\\([`$\\])/g, '$1'), scope, 'a backtick substitution', undefined, 'subshell');
+        }
+      },
       substitute: (node) => this.substitute(node, scope),
       visit: (node) => {
         this.walk(node, scope, INHERIT);
@@ -246,7 +259,7 @@ export class ScriptWalker {
       return scope.positional[Number(name) - 1] ?? '';
     }
     if (NUMERIC_VARS.has(name)) return '0';
-    if (name === '0') return 'bash';
+    if (name === '0') return scope.zero ?? 'bash';
     const value = scope.vars.get(name);
     if (value !== undefined) return scope.ifsChanged && typeof value === 'string' ? unknownValue('$' + name) : value;
     switch (name) {
@@ -320,6 +333,24 @@ export class ScriptWalker {
     return { kind: 'unknown', taint: [...taint], what: node.text };
   }
 
+  /**
+   * Text bash evaluates as arithmetic (`$(( ))`, `(( ))`, `let`, `[[ … -gt … ]]`, `declare -i`, a
+   * C-style for, an array subscript, `${s:offset}`): each variable named in it is evaluated in turn,
+   * and an array subscript in its value is expanded, command substitutions included:
+   * `x='a[$(cmd)]'; echo $((x))` runs cmd. Such values are judged as the text they run.
+   */
+  private arithmetic(text: string, scope: Scope, depth: number): void {
+    if (depth > 4) return;
+    for (const found of text.matchAll(/[A-Za-z_][A-Za-z0-9_]*/g)) {
+      const name = resolveName(scope, found[0]) ?? found[0];
+      const value = scope.vars.get(name);
+      if (typeof value !== 'string' || value === text) continue;
+      if (/\[[^\]]*(\$\(|`)/.test(value) || /\$\(|`/.test(value) && /\[/.test(value)) {
+        this.runScript(`: ${value}`, scope, `the value of ${name}, evaluated as arithmetic`, undefined, 'subshell');
+      } else if (/[A-Za-z_]/.test(value)) this.arithmetic(value, scope, depth + 1);
+    }
+  }
+
   /** Walks `node` as a new process (a subshell, a pipe element, a background job). */
   private inNewProcess<T>(walk: () => T): T {
     this.spawnDepth++;
@@ -332,6 +363,11 @@ export class ScriptWalker {
 
   /** Walks any node; returns the outcome of the last command run (for pipes and substitutions). */
   walk(node: SyntaxNode, scope: Scope, stdin: Stdin): Outcome | undefined {
+    if (ARITHMETIC_NODES.has(node.type) || (node.type === 'compound_statement' && node.text.startsWith('((')) || (node.type === 'test_command' && /\s-(eq|ne|lt|le|gt|ge)\s/.test(node.text)) ||
+        (node.type === 'declaration_command' && /\s-[A-Za-z]*i/.test(node.text)) ||
+        (node.type === 'command' && /^\s*(let|printf\s+-v\s+\S*\[)/.test(node.text))) {
+      this.arithmetic(node.text, scope, 0);
+    }
     switch (node.type) {
       case 'comment':
         return undefined;
@@ -632,7 +668,19 @@ export class ScriptWalker {
     // A compound statement with redirects: judge the redirects as their own part.
     const r = judgeRedirects(redirects, this.wordScope(scope), this.paths(scope));
     if (r.findings.length > 0) this.addPart(node.text.slice(0, 200), ['(redirect)'], r.findings);
-    return body ? this.walk(body, scope, r.stdin ?? stdin) : undefined;
+    const out = body ? this.walk(body, scope, r.stdin ?? stdin) : undefined;
+    // `echo … | base64 -d > job.sh`: the pipeline's output lands in the file, as for one command.
+    this.remember(r.writes, out);
+    return out;
+  }
+
+  /** Files a command's output was written to: downloaded or decoded bytes, or known text, or neither. */
+  private remember(writes: { path: string; append: boolean }[], out: Outcome | undefined): void {
+    for (const w of writes) {
+      if (out && out.outputTaint.length > 0) this.downloaded.add(w.path);
+      if (out && out.outputText !== null) this.written.set(w.path, (w.append ? (this.written.get(w.path) ?? '') : '') + out.outputText);
+      else this.written.delete(w.path);
+    }
   }
 
   private command(node: SyntaxNode, outer: SyntaxNode[], scope: Scope, stdin: Stdin, text: string): Outcome | undefined {
@@ -682,12 +730,8 @@ export class ScriptWalker {
     const fn = name !== null ? scope.functions.get(name) : undefined;
     if (fn) return this.callFunction(name!, fn, words, text, stdin, scope, extra);
     const out = this.judgeWords(words, text, r.stdin ?? stdin, scope, extra, true, prefixVars);
-    for (const w of r.writes) {
-      if (out.outputTaint.includes('remote')) this.downloaded.add(w.path);
-      // Remember scripts written with known text, so running them later is judged by their text.
-      if (out.outputText !== null) this.written.set(w.path, (w.append ? (this.written.get(w.path) ?? '') : '') + out.outputText);
-      else this.written.delete(w.path);
-    }
+    // Downloaded or decoded bytes written to a file are opaque code when run; known text is judged as itself.
+    this.remember(r.writes, out);
     return out;
   }
 

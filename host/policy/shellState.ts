@@ -38,6 +38,8 @@ export interface Scope {
   ifsChanged: boolean;
   /** How many shells deep (sh -c, eval, alias …) this text is. */
   depth: number;
+  /** $0 when the text was given one (`sh -c 'text' NAME …`); otherwise `bash`. */
+  zero?: string | Value;
 }
 
 export function copyScope(scope: Scope, over: Partial<Scope> = {}): Scope {

@@ -33,6 +33,13 @@ export interface Word {
 /** What word evaluation needs from the walker: variable values and substitutions. */
 export interface WordScope {
   lookup(name: string): Value | string;
+  /**
+   * Runs the backtick substitutions in text the grammar leaves unparsed (a `${x:-…}` default, an
+   * unquoted here-document body): each is judged as the shell text it runs.
+   */
+  backticks?(text: string): void;
+  /** Judges text bash evaluates as arithmetic (a `${s:offset}`), and what its variables hold. */
+  arithmetic?(text: string): void;
   /** Judges `$(…)` / `` `…` `` / `<(…)` and says what its output is. */
   substitute(node: SyntaxNode): Value;
   /** Judges commands hidden in nodes the word model ignores (arithmetic, subscripts). */
@@ -459,8 +466,23 @@ function expansionValue(node: SyntaxNode, scope: WordScope): Value | string {
   const named = node.namedChildren.filter((c): c is SyntaxNode => !!c);
   const nameNode = named.find((c) => c.type === 'variable_name' || c.type === 'special_variable_name');
   const ops = node.children.filter((c) => c && !c.isNamed && c.type !== '${' && c.type !== '}');
-  for (const c of named) if (c !== nameNode) scope.visit(c);
+  let ranBackticks = false;
+  for (const c of named) {
+    if (c === nameNode) continue;
+    scope.visit(c);
+    if (c.type !== 'command_substitution' && /`[^`]*`/.test(c.text) && scope.backticks) {
+      scope.backticks(c.text);
+      ranBackticks = true;
+    }
+  }
   if (!nameNode) return { kind: 'unknown', taint: [], what: node.text };
+  if (ranBackticks) return { kind: 'unknown', taint: [], what: node.text };
+  // `${s:offset:length}` evaluates offset and length as arithmetic; `${p@P}` expands p's value as a prompt.
+  if (/^\$\{[^}:]*:[^-=?+]/.test(node.text)) scope.arithmetic?.(node.text.slice(node.text.indexOf(':') + 1));
+  if (/@P\}$/.test(node.text)) {
+    const held = scope.lookup(nameNode.text);
+    if (typeof held === 'string' && /\$\(|`/.test(held)) scope.backticks?.('`' + `: ${held}`.replace(/`/g, '') + '`');
+  }
   const v = scope.lookup(nameNode.text);
   if (ops.length === 0) return v;
   const op = ops[0]!.type;

@@ -37,6 +37,13 @@ const FAMILIES = [
   'secrets printed from the environment',
   'options and environment variables that run programs',
   'avfs itself from inside a run',
+  'arithmetic contexts that run substitutions held in variables',
+  'substitutions inside backticks in defaults and here-docs',
+  'sh -c scripts that use $0',
+  'shell state that changes what a name runs',
+  'writing a file then running it',
+  "symlinks judged from the link's folder",
+  'stored git configuration',
 ];
 describe('policy corpus', () => {
   const cases = loadCorpus();

@@ -154,7 +154,63 @@ function withEscapes(spec: Escape, base: Handler): Handler {
 
 const TEX_ESCAPES = escapes({ code: ['-e', '-r'], escape: /(?:system\s*\(|`|\$\w+\s*=\s*["'])([^"'`)]*)/, opaqueInput: false });
 
+/**
+ * hash -p PATH NAME: from now on NAME runs PATH, whatever PATH holds: later `NAME …` is judged as
+ * `PATH …` (like an alias). `hash -r`, `hash -d`, `hash` alone, `hash -t` only touch the table.
+ */
+const hash: Handler = (cmd) => {
+  const at = cmd.vals.indexOf('-p');
+  if (at < 0) {
+    cmd.add(['read_only'], 'hash lists or clears remembered program locations');
+    return;
+  }
+  const path = cmd.vals[at + 1];
+  const names = cmd.vals.slice(at + 2);
+  cmd.add(['code_execution'], 'hash -p makes a name run another program');
+  if (path === null || path === undefined || names.some((name) => name === null)) {
+    cmd.add(['obfuscation'], 'hash -p binds a computed program or name');
+    return;
+  }
+  cmd.path(cmd.args[at + 1]!, 'exec');
+  for (const name of names) cmd.judge.alias(name!, `'${path.replace(/'/g, "'\\''")}'`);
+};
+
+/**
+ * history -s TEXT adds TEXT to the history; `fc -s`, `fc -e -`, `fc` (an editor) and `fc N` run
+ * lines of it again: those this line added are judged as shell text, older ones are unknown.
+ */
+const history: Handler = (cmd) => {
+  const at = cmd.vals.indexOf('-s');
+  if (at < 0) {
+    cmd.add(['read_only'], 'history lists or edits the history');
+    return;
+  }
+  const words = cmd.vals.slice(at + 1);
+  if (words.some((word) => word === null)) cmd.judge.history.push('\u0000computed');
+  else cmd.judge.history.push(words.join(' '));
+  cmd.add(['read_only'], 'history -s adds a line to the history');
+};
+
+const fc: Handler = (cmd) => {
+  if (cmd.vals.some((value) => value === '-l')) {
+    cmd.add(['read_only'], 'fc -l lists the history');
+    return;
+  }
+  const last = cmd.judge.history[cmd.judge.history.length - 1];
+  const again = cmd.vals.includes('-s') || (cmd.vals.includes('-e') && cmd.vals[cmd.vals.indexOf('-e') + 1] === '-');
+  if (!again) cmd.add(['interactive'], 'fc opens an editor on the history');
+  if (last === undefined || last.startsWith('\u0000')) {
+    cmd.add(['code_execution', 'unknown'], 'fc runs a line of the history again, which the policy cannot see');
+    return;
+  }
+  cmd.add(['code_execution'], 'fc runs a line of the history again');
+  cmd.script(last, 'fc (a line added by history -s)', undefined, 'current');
+};
+
 export const ECOSYSTEM_TOOLS: Record<string, Handler> = {
+  hash,
+  history,
+  fc,
   // Installers of other ecosystems.
   cpanm: (cmd) => installs(cmd),
   cpan: (cmd) => installs(cmd),

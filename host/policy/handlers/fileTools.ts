@@ -1,4 +1,5 @@
 /** Files and text: readers, writers, deleters, find, sed, awk, archives, dd, chmod. */
+import { posix } from 'node:path';
 import type { Handler } from '../classify';
 import { type Cmd, parseOpts } from '../command';
 import { dropPrefix, literal, literalPrefix, litWord, type Word } from '../words';
@@ -85,7 +86,9 @@ const echo: Handler = (cmd) => {
       cmd.outputTaint = ['decoded'];
       return;
     }
-    if (vals.every((value) => value !== null)) cmd.outputText = (fmt.includes('%') ? vals.join(' ') : fmt).replace(/\\n/g, '\n');
+    if (vals.every((value) => value !== null)) {
+      cmd.outputText = (fmt.includes('%') ? vals.join(' ') : fmt).replace(/\\([ntr\\])/g, (_, c: string) => ({ n: '\n', t: '\t', r: '\r', '\\': '\\' })[c]!);
+    }
     return;
   }
   if (escapes && vals.some((value) => value !== null && /\\(x|0|u)/.test(value))) {
@@ -157,9 +160,65 @@ function copier(verb: string, moves = false): Handler {
       } else cmd.path(word, moves ? 'write' : 'read', moves ? 'moves' : 'copies');
     }
     for (const arg of dests) cmd.path(arg, 'write', verb);
+    // A copy of a file this line wrote (or downloaded) carries what it holds: `cp a.sh b.sh && sh b.sh`.
+    if (cmd.prog !== 'ln' && srcs.length === 1 && dests.length === 1) {
+      const from = cmd.path(srcs[0]!, 'read', 'copies').shown;
+      const to = cmd.path(dests[0]!, 'write', verb).shown;
+      for (const place of [to, posix.join(to, posix.basename(from))]) {
+        const text = cmd.judge.written.get(from);
+        if (text !== undefined) cmd.judge.written.set(place, text);
+        if (cmd.judge.downloaded.has(from)) cmd.judge.downloaded.add(place);
+      }
+    }
     if (cmd.prog === 'cp' && opts.flags.has('s')) for (const file of srcs) cmd.path(file, 'write', 'links to');
   };
 }
+
+/**
+ * ln: a hard link names an existing file (judged from the current directory, like cp's source); a
+ * symbolic link's target is text the kernel resolves from the link's own folder, not from where
+ * ln ran: `ln -s ../x sub/y` points at ./x, `ln -s ../../etc sub/y` at ../etc. With `-r` ln
+ * computes that text from a target given relative to the current directory. Where the link lands
+ * in a folder that may be the destination itself (`ln -s T DIR`), both places are judged.
+ */
+const ln: Handler = (cmd) => {
+  const opts = parseOpts(cmd.args, 'tS', ['target-directory', 'suffix']);
+  cmd.add(['mutating'], 'ln links');
+  const symbolic = opts.flags.has('s') || opts.flags.has('symbolic');
+  const relative = opts.flags.has('r') || opts.flags.has('relative');
+  const targetDir = opts.values.get('t') ?? opts.values.get('target-directory');
+  const noDir = opts.flags.has('T') || opts.flags.has('no-target-directory');
+  const operands = opts.operands;
+  const dests = targetDir ? targetDir : operands.length > 1 ? operands.slice(-1) : [];
+  const targets = targetDir || operands.length === 1 ? operands : operands.slice(0, -1);
+  for (const dest of dests) cmd.path(dest, 'write', 'links');
+  const cwd = cmd.judge.cwd;
+  for (const word of targets) {
+    const value = literal(word);
+    if (!symbolic || relative || value === null || cwd === null || value.startsWith('/') || value.startsWith('~')) {
+      // Hard links, -r, absolute or home targets, or what the policy cannot place: judged as given.
+      cmd.path(word, symbolic ? 'read' : 'write', 'links to');
+      if (value === null || value.startsWith('/') || value.startsWith('~') || (symbolic && value.includes('..') && (relative || cwd === null))) {
+        cmd.path(word, 'write', 'links to');
+      }
+      continue;
+    }
+    // The folders the link may land in.
+    const homes: (string | null)[] = [];
+    const destWord = dests[0];
+    const dest = destWord ? literal(destWord) : '.';
+    if (dest === null) homes.push(null);
+    else if (targetDir || dest.endsWith('/') || dest === '.' || dest === '..') homes.push(posix.resolve(cwd, dest));
+    else {
+      homes.push(posix.dirname(posix.resolve(cwd, dest)));
+      if (!noDir) homes.push(posix.resolve(cwd, dest));
+    }
+    for (const home of homes) {
+      if (home === null) cmd.add(['unknown'], `ln -s ${value}: the link's folder is computed, so where it points is unknown`);
+      else cmd.path(litWord(posix.resolve(home, value)), 'write', `links (${value} from ${home}) to`);
+    }
+  }
+};
 
 const find: Handler = (cmd) => {
   const vals = cmd.vals;
@@ -568,7 +627,7 @@ const WRITERS: Record<string, Handler> = {
     });
     copier('installs into')(cmd);
   },
-  ln: copier('links'),
+  ln,
   chmod,
   chown: chmod,
   chgrp: chmod,

@@ -54,6 +54,13 @@ function configPair(cmd: Cmd, key: string, value: string | null, persistent: boo
     cmd.add(['persistence'], `${how} ${key} makes git run hooks from ${value ?? 'an unknown place'}`);
     return;
   }
+  // Where git reads and writes the working tree and the repository: every later git command
+  // (add, checkout, clean, reset --hard) acts there.
+  if (lower === 'core.worktree' || lower === 'core.gitdir') {
+    if (value === null) cmd.add(['unknown'], `${how} ${key} points git at a computed directory`);
+    else cmd.path(tildeAsHome(litWord(value, false)), 'write', `${how} ${key} makes later git commands work in`);
+    return;
+  }
   if (lower === 'include.path' || /^includeif\..+\.path$/.test(lower)) {
     cmd.add(['code_execution', 'unknown'], `${how} ${key} pulls in another configuration file, with whatever programs it names`);
     if (value !== null) cmd.path(litWord(value, false), 'read');

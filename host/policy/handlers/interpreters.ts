@@ -108,9 +108,11 @@ const shell: Handler = (cmd) => {
     }
     const text = codeText(cmd, arg, what);
     const positional = rest.slice(2).map(wordValue);
+    // `sh -c 'text' NAME args…`: NAME is $0 (a script that runs "$0" runs NAME).
+    const zero = rest[1] ? wordValue(rest[1]) : undefined;
     if (text !== null) {
       cmd.transparent = cmd.findings.length === 0;
-      cmd.script(text, what, positional);
+      cmd.script(text, what, positional, 'subshell', zero);
     }
     return;
   }

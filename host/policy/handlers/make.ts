@@ -27,7 +27,7 @@ function recipeText(line: string): string | null {
 }
 
 /** Judges makefile text from the command line (--eval): recipes, $(shell), includes, SHELL. */
-function makefileText(cmd: Cmd, text: string): void {
+export function makefileText(cmd: Cmd, text: string): void {
   for (const line of text.split('\n')) {
     const recipes: string[] = [];
     if (line.startsWith('\t')) recipes.push(line.slice(1));

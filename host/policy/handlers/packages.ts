@@ -155,6 +155,10 @@ const npx: Handler = (cmd) => {
     return;
   }
   const name = tool?.replace(/@[^/]*$/, '') ?? '';
+  if (/^(husky|lefthook|simple-git-hooks|pre-commit|yorkie|ghooks)$/.test(name) && !/^(-v|--version|--help|run)$/.test(literal(opts.operands[1] ?? { raw: '', segs: [] }) ?? '')) {
+    cmd.add(['persistence'], `npx ${name} writes git hooks (or core.hooksPath) that run on later commits`);
+    return;
+  }
   if (!opts.values.has('p') && !opts.values.has('package') && (offline || (LOCAL_TOOLS.has(name) && !tool?.includes('@', 1)))) {
     runsScripts(cmd, `npx ${name}`);
     if (name === 'prisma' || name === 'playwright' || name === 'wrangler') {

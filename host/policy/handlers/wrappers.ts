@@ -308,6 +308,11 @@ function runner(tool: string, sub: string): Handler {
       return;
     }
     const inner = cmd.args.slice(1);
+    // `uv run --with PKG` (or a URL, --with-requirements, --index-url) installs before running.
+    if (tool === 'uv') {
+      const adds = cmd.vals.find((value) => value !== null && /^--(with|with-requirements|with-editable|index-url|extra-index-url|index|find-links)(=|$)/.test(value));
+      if (adds) cmd.add(['package_install', 'networked'], `uv run ${adds.replace(/=.*/, '')} installs packages before running`);
+    }
     let at = 0;
     while (at < inner.length && (literal(inner[at]!) ?? 'x').startsWith('-') && literal(inner[at]!) !== '--') at++;
     if (literal(inner[at] ?? litWord('')) === '--') at++;
