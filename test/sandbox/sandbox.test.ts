@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ExecutionEnvelope } from '../../host/protocol/exec';
 import type { ApprovalRequest } from '../../host/protocol/exec';
-import { runCli, type RunOptions } from '../helpers';
-import { sh } from '../fuse/helpers';
+import { alive, runCli, type RunOptions } from '../helpers';
+import { sh, waitFor } from '../fuse/helpers';
 import { client, startHost, type HostProcess } from '../daemon/helpers';
 
 /** A fake user's world outside /tmp (which every run sees as its own, empty): a home with secrets, the avfs home, a place outside the vault. */
@@ -136,7 +136,10 @@ describe('sandbox: workspace runs from a one-shot CLI, as root', () => {
     assert.equal((await cli(['--vault', 'main', 'write', '/build.sh'], BUILD)).code, 0);
   });
   after(async () => {
+    // The kept mount's server: unmounted, it leaves (and writes its record) before the home goes.
+    const mounts = (JSON.parse((await cli(['--json', 'mounts'])).stdout) as { mounts?: Array<{ pid: number }> }).mounts ?? [];
     await sh('bash', ['-c', `for m in $(grep -o "${w.avfs}/[^ ]*" /proc/self/mounts); do fusermount -uz "$m"; done`]);
+    for (const m of mounts) await waitFor(() => !alive(m.pid), 10_000);
     l.server.close();
     w.cleanup();
   });

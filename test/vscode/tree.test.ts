@@ -72,6 +72,8 @@ describe('The Vaults view', () => {
     await avfsJson('--vault', vault, 'checkpoint', 'save', 'cp1');
     const menu = async (fields: TreeNode, label: string) => {
       await reveal(api, fields);
+      // The mouse off the rows: a row's tooltip (a vault's quotas) left showing would take the click.
+      await ui('moveMouse', { x: 900, y: 500 });
       const items = await ui('contextMenu', { css: selectedRow(label) });
       await ui('press', { key: 'Escape' });
       return items;
@@ -83,11 +85,13 @@ describe('The Vaults view', () => {
       'Set Quota…',
       'Mount',
       'Open Terminal in Mount',
+      'Apply to Workspace…',
+      'Compare with Fork…',
       'Copy Path',
       'Delete Vault…',
     ]);
     assert.deepEqual(await menu({ kind: 'checkpoint', vault, name: 'cp1' }, 'cp1'), ['Compare with Current', 'Restore Checkpoint…', 'Copy Path', 'Delete Checkpoint…']);
-    assert.deepEqual(await menu({ kind: 'entry', vault, path: '/f.txt', type: 'file' }, 'f.txt'), ['Compare with Checkpoint…', 'Copy Path']);
+    assert.deepEqual(await menu({ kind: 'entry', vault, path: '/f.txt', type: 'file' }, 'f.txt'), ['Compare with Checkpoint…', 'Apply This Change', 'Copy Path']);
   });
 
   it('Fork asks for a name and the fork appears under its parent; Delete asks in a modal dialog, then removes it', async function () {
