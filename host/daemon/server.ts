@@ -383,7 +383,13 @@ export class VaultHost {
       throw e;
     } finally {
       this.history.forget(id);
-      for (const c of this.clients.values()) c.dropped.delete(id);
+      // A client that missed the run's last chunks is told now: no later chunk would carry the count.
+      for (const c of this.clients.values()) {
+        const dropped = c.dropped.get(id);
+        if (dropped === undefined) continue;
+        c.dropped.delete(id);
+        void c.conn.sendNotification('exec/output', { id, stream: 'stdout', text: '', dropped_bytes: dropped }).catch(() => undefined);
+      }
       cancelled.dispose();
       this.runs.delete(id);
       this.checkIdle();
@@ -393,7 +399,7 @@ export class VaultHost {
   /**
    * A chunk of a run's output to every client that is keeping up; one that is not (its unread
    * messages past CLIENT_BACKLOG_BYTES) misses it, and is told how many bytes it missed with the
-   * next chunk it takes. Nothing is held for a slow client.
+   * next chunk it takes (or, past the run's end, with an empty chunk). Nothing is held for a slow client.
    */
   private output(runId: string, stream: 'stdout' | 'stderr', chunk: Buffer): void {
     const text = chunk.toString('utf8');

@@ -194,7 +194,7 @@ describe('a CLI whose host dies', () => {
     const home = t.dir;
     await runJson(['vault', 'create', 'main'], { home });
     const host = await startHost(home);
-    const cli = spawn(process.execPath, [CLI, '--json', '--vault', 'main', 'proxy', 'exec', '--shell', 'yes | head -c 300M'], { env: { ...process.env, AVFS_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const cli = spawn(process.execPath, [CLI, '--json', '--vault', 'main', 'proxy', 'exec', '--shell', 'yes | head -c 100G'], { env: { ...process.env, AVFS_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     cli.stdout.on('data', (d: Buffer) => (out += d.toString()));
     cli.stderr.on('data', () => undefined);
