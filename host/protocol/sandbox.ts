@@ -36,6 +36,7 @@ export const SandboxRecord = z.object({
   note: z.string().nullable().describe('with mode none: why (asked for, or bubblewrap cannot run here and the default fell back)'),
   home: z.string().nullable().describe('the private, empty home the run saw as $HOME'),
   home_read_only: z.array(z.string()).describe('paths of the real home shown read-only inside (the user\'s allow-list)'),
+  path_read_only: z.array(z.string()).default([]).describe('directories of the command\'s PATH that the sandbox would hide (under the home or /tmp), shown read-only so its programs still run'),
   limits: SandboxLimits,
   violations: z.array(SandboxViolation),
 });

@@ -336,6 +336,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
     } else if (!toldEarly) guard?.tell({ mount: oneShot });
 
     // ---- executing
+    const env = childEnv({ ...(deps.baseEnv ? { base: deps.baseEnv } : {}), clean: req.clean_env, extra: req.env, vault: vaultName, mountpoint: lease.mountpoint, vaultCwd, hostCwd, execId: run.id });
     let spec: SandboxSpec | undefined;
     if (mode === 'workspace' && supported?.ok && sandboxSettings) {
       const networked = decision.categories.includes('networked');
@@ -348,6 +349,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
         readonly: req.readonly,
         network: networked,
         settings: sandboxSettings,
+        searchPath: env.PATH ?? '',
       });
       const why = !networked
         ? 'the policy found no network use in the command'
@@ -358,7 +360,6 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
     } else {
       sandbox = unsandboxedRecord(lease.mountpoint, noneWhy);
     }
-    const env = childEnv({ ...(deps.baseEnv ? { base: deps.baseEnv } : {}), clean: req.clean_env, extra: req.env, vault: vaultName, mountpoint: lease.mountpoint, vaultCwd, hostCwd, execId: run.id });
     // The caller's temporary directory may be read-only inside: the run's own /tmp is there.
     if (spec && env.TMPDIR !== undefined) env.TMPDIR = '/tmp';
     run.move('executing');

@@ -12,6 +12,9 @@
  * proxy process, no Node package starting per run), keeps every path decision in this repository
  * where the policy and the envelope see it, and bwrap is a Debian package with a security record.
  */
+import { accessSync, constants, realpathSync } from 'node:fs';
+import { delimiter, isAbsolute, join } from 'node:path';
+
 export interface SandboxSpec {
   bwrap: string;
   /** Make a user namespace (needed when not root). */
@@ -24,6 +27,8 @@ export interface SandboxSpec {
   home: string | null;
   /** Paths of the real home shown read-only (absolute; each exists). */
   homeReadOnly: string[];
+  /** Directories of the command's PATH that the hiding above would cover, shown read-only (each exists, none holds a secret). */
+  pathReadOnly: string[];
   /** Directories covered by an empty tmpfs: the avfs home, its socket directory, other homes. */
   hide: string[];
   /** Files shown as empty (secrets of the system that root could read: /etc/shadow…). */
@@ -32,6 +37,32 @@ export interface SandboxSpec {
   processes: number;
   /** Most memory: the cgroup's limit, or RLIMIT_DATA of each process when no cgroup does it. */
   memoryBytes: number;
+}
+
+const tools = new Map<string, string>();
+
+/**
+ * A system program the sandbox runs inside before the command (env, prlimit), by its real path: a
+ * PATH entry the sandbox hides (a folder under /tmp or the home linking to /usr/bin) cannot lose it.
+ */
+function systemTool(name: string): string {
+  let found = tools.get(name);
+  if (found === undefined) {
+    found = `/usr/bin/${name}`;
+    for (const d of (process.env.PATH ?? '').split(delimiter)) {
+      if (!isAbsolute(d)) continue;
+      try {
+        const p = realpathSync(join(d, name));
+        accessSync(p, constants.X_OK);
+        found = p;
+        break;
+      } catch {
+        /* next */
+      }
+    }
+    tools.set(name, found);
+  }
+  return found;
 }
 
 /** How the runner enforces the limits (limits.ts decides). */
@@ -54,6 +85,7 @@ export function bwrapArgv(spec: SandboxSpec, cwd: string, argv: string[], by: Li
   for (const f of spec.maskFiles) a.push('--ro-bind', '/dev/null', f);
   if (spec.home) a.push('--tmpfs', spec.home);
   for (const p of spec.homeReadOnly) a.push('--ro-bind', p, p);
+  for (const p of spec.pathReadOnly) a.push('--ro-bind', p, p);
   a.push(spec.readonly ? '--ro-bind' : '--bind', spec.mountpoint, spec.mountpoint);
   a.push('--chdir', cwd, '--');
   // The limits bwrap has no option for, set inside (after the user namespace exists, so the
@@ -63,8 +95,8 @@ export function bwrapArgv(spec: SandboxSpec, cwd: string, argv: string[], by: Li
   if (by.processes === 'rlimit') limits.push(`--nproc=${spec.processes}:${spec.processes}`);
   if (by.memory === 'rlimit') limits.push(`--data=${spec.memoryBytes}:${spec.memoryBytes}`);
   // The signals the runner's start ignored (so a time-out does not end bwrap) are the command's again.
-  a.push('env', '--default-signal=TERM,INT,HUP');
-  if (limits.length > 0) a.push('prlimit', ...limits, '--');
+  a.push(systemTool('env'), '--default-signal=TERM,INT,HUP');
+  if (limits.length > 0) a.push(systemTool('prlimit'), ...limits, '--');
   // Started by a shell, as an unsandboxed run is: a missing program is reported the same way.
   a.push('/bin/sh', '-c', 'exec "$@"', 'avfs-exec', ...argv);
   return a;

@@ -100,6 +100,8 @@ export interface PlanInput {
   readonly: boolean;
   network: boolean;
   settings: SandboxSettings;
+  /** The command's PATH: its folders that the sandbox would hide are shown read-only. */
+  searchPath: string;
 }
 
 /** The directories a run must not see: the avfs home, its socket directory, every home. */
@@ -116,9 +118,29 @@ function hidden(avfsHome: string, home: string): string[] {
   return out;
 }
 
+/**
+ * The folders of the command's PATH that the sandbox would hide (under /tmp, the home or a hidden
+ * folder) and that hold no secret: shown read-only, so a tool installed there (~/.local/bin, a
+ * version manager's bin) still runs. A folder that is a whole hidden place (/tmp, the home) is not.
+ */
+export function pathReadOnly(searchPath: string, home: string | null, avfsHome: string, hide: string[]): string[] {
+  const covered = ['/tmp', ...(home ? [home] : []), ...hide];
+  const out: string[] = [];
+  for (const entry of searchPath.split(':')) {
+    if (!isAbsolute(entry) || !existsSync(entry)) continue;
+    const dir = real(entry);
+    if (out.includes(dir) || !covered.some((c) => within(dir, c)) || covered.some((c) => within(c, dir))) continue;
+    if (within(dir, real(avfsHome)) || within(real(avfsHome), dir)) continue;
+    if (home && within(dir, home) && secretWhy(dir, home, avfsHome)) continue;
+    out.push(dir);
+  }
+  return out;
+}
+
 export function planSandbox(i: PlanInput): SandboxSpec {
   // A home of `/` (some service users) is not covered (that would hide the system); a missing one holds nothing.
   const home = i.home !== '/' && isAbsolute(i.home) && existsSync(i.home) ? i.home : null;
+  const hide = hidden(i.avfsHome, home ?? '/nonexistent');
   const memory = (i.settings.memory_mb ?? Math.min(8192, Math.floor(totalmem() / 2 / 2 ** 20))) * 2 ** 20;
   return {
     bwrap: i.bwrap,
@@ -128,7 +150,8 @@ export function planSandbox(i: PlanInput): SandboxSpec {
     network: i.network,
     home,
     homeReadOnly: home ? homeReadOnly(i.settings, home, i.avfsHome) : [],
-    hide: hidden(i.avfsHome, home ?? '/nonexistent'),
+    hide,
+    pathReadOnly: pathReadOnly(i.searchPath, home, i.avfsHome, hide),
     maskFiles: SECRET_SYSTEM_FILES.filter((f) => existsSync(f)),
     processes: i.settings.processes,
     memoryBytes: memory,
@@ -146,6 +169,7 @@ export function sandboxRecordOf(spec: SandboxSpec, tool: string, networkWhy: str
     note: null,
     home: spec.home,
     home_read_only: spec.homeReadOnly,
+    path_read_only: spec.pathReadOnly,
     limits: { processes: null, processes_by: null, memory_bytes: null, memory_by: null },
     violations: [],
   };
@@ -162,6 +186,7 @@ export function unsandboxedRecord(mountpoint: string | null, why: string): Sandb
     note: why,
     home: null,
     home_read_only: [],
+    path_read_only: [],
     limits: { processes: null, processes_by: null, memory_bytes: null, memory_by: null },
     violations: [],
   };
