@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:net';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ExecutionEnvelope } from '../../host/protocol/exec';
@@ -167,6 +167,26 @@ describe('sandbox: workspace runs from a one-shot CLI, as root', () => {
     assert.equal(code, 0, env.result.stderr);
     assert.equal(env.result.stdout, 'Sandbox Test\nnpm-ok\npython-ok\nbuild-ok\n');
     for (const f of ['/.git/HEAD', '/package.json', '/built.txt', '/py.txt', '/hello']) assert.ok(env.result.changed_files.includes(f), f);
+  });
+
+  test('programs in PATH folders the sandbox hides (under the home or /tmp) still run; a PATH folder holding a secret stays hidden', async () => {
+    const bin = join(w.home, '.local', 'bin');
+    const tmpBin = mkdtempSync('/tmp/avfs-sandbox-path-');
+    mkdirSync(bin, { recursive: true });
+    symlinkSync('/usr/bin/python3', join(bin, 'python3'));
+    for (const name of ['bash', 'bwrap']) symlinkSync(join('/usr/bin', name), join(tmpBin, name));
+    try {
+      const path = `${bin}:${tmpBin}:${join(w.home, '.ssh')}`;
+      const r = await runCli(['--json', '--vault', 'main', 'proxy', 'exec', '--', 'bash', '-c', 'python3 -c "print(6 * 7)"'], { ...opts, env: { ...opts.env, PATH: path } });
+      const env = envelopeOf(r.stdout);
+      assert.equal(r.code, 0, env.result.stderr);
+      assert.equal(env.result.stdout, '42\n');
+      assert.equal(env.result.sandbox?.mode, 'workspace');
+      assert.deepEqual(env.result.sandbox?.path_read_only, [bin, realpathSync(tmpBin)]);
+    } finally {
+      rmSync(tmpBin, { recursive: true, force: true });
+      rmSync(join(w.home, '.local'), { recursive: true, force: true });
+    }
   });
 
   test('a fork bomb and a 1 GB flood end with an envelope; the next run is fine', async () => {
