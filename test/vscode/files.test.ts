@@ -67,8 +67,17 @@ describe('Vault files in the editor', () => {
     requireUi(this);
     const api = await hostReady();
     const { vault, uri } = await vaultWithFile('browse', '/docs/guide.md', '# Guide\n');
-    await reveal(api, { kind: 'entry', vault, path: '/docs/guide.md', type: 'file' });
-    await ui('click', { css: selectedRow('guide.md') });
+    // The new file's own change event can redraw the vault's rows after the reveal (seen once in a full
+    // suite run): the row is then revealed again, as a person would scroll to it again.
+    for (let attempt = 1; ; attempt++) {
+      await reveal(api, { kind: 'entry', vault, path: '/docs/guide.md', type: 'file' });
+      try {
+        await ui('click', { css: selectedRow('guide.md') });
+        break;
+      } catch (e) {
+        if (attempt === 3) throw e;
+      }
+    }
     await until('the file open in the editor', () => vscode.window.activeTextEditor?.document.uri.toString() === uri.toString());
     assert.match(await ui('visible', { css: EDITOR_TEXT }), /# Guide/);
   });
