@@ -64,39 +64,6 @@ describe('Agents', () => {
     assert.deepEqual(api.agents.definition().args.slice(-1), ['mcp']);
   });
 
-  it('VS Code starts the server from the provider and its tools appear (workbench.mcp.startServer)', async function () {
-    this.timeout(90_000);
-    const api = await hostReady();
-    const vault = await newVault(api, 'agents');
-    await api.agents.use(vault);
-    // The test window turns VS Code's AI features off (scripts/vscode/codeServer.mjs): MCP servers start only with them on.
-    const chat = vscode.workspace.getConfiguration('chat');
-    await chat.update('disableAIFeatures', false, vscode.ConfigurationTarget.Global);
-    this.test?.parent?.afterEach(() => chat.update('disableAIFeatures', undefined, vscode.ConfigurationTarget.Global));
-    const started = vscode.commands.executeCommand('workbench.mcp.startServer', '*', { waitForLiveTools: true });
-    // An extension's server may ask once to be trusted: answer it as a person would.
-    const trust = (async () => {
-      try {
-        const text = await notification(/trust|Trust/, 20_000);
-        if (text) await ui('click', { role: 'button', name: 'Trust', exact: false, within: '.monaco-dialog-box, .notifications-center' });
-      } catch {
-        /* no prompt */
-      }
-    })();
-    await started;
-    try {
-      await until('the avfs tools to be VS Code language-model tools', () => vscode.lm.tools.some((t) => /read_file/.test(t.name)), 60_000);
-    } catch (e) {
-      const status = await api.host.hostRequest('host/status', {});
-      throw new Error(`${String(e)}; tools: ${vscode.lm.tools.map((t) => t.name).join(' ')}; host clients: ${status.clients.map((c) => c.name).join(', ')}`);
-    }
-    void trust;
-    const names = vscode.lm.tools.filter((t) => /exec|read_file|checkpoint_restore/.test(t.name)).map((t) => t.name);
-    assert.ok(names.length >= 3, names.join(' '));
-    await vscode.commands.executeCommand('workbench.mcp.stopServer', '*').then(undefined, () => undefined);
-    await api.agents.use(undefined);
-  });
-
   it('Use Vault for Agents… picks the vault, shown in the status bar', async function () {
     requireUi(this);
     const api = await hostReady();
