@@ -117,15 +117,21 @@ function envelopeOf(stdout: string): ExecutionEnvelope {
   return ExecutionEnvelope.parse(JSON.parse(stdout));
 }
 
+/** The CLI with a describe block's options (set in its before()), and `proxy exec --json` in vault main with its envelope. */
+function cliIn(opts: () => RunOptions) {
+  const cli = (args: string[], input?: string) => runCli(args, { ...opts(), ...(input !== undefined ? { input } : {}) });
+  const exec = async (args: string[]) => {
+    const r = await cli(['--json', '--vault', 'main', 'proxy', 'exec', ...args]);
+    return { code: r.code, env: envelopeOf(r.stdout), stderr: r.stderr };
+  };
+  return { cli, exec };
+}
+
 describe('sandbox: workspace runs from a one-shot CLI, as root', () => {
   let w: World;
   let l: Awaited<ReturnType<typeof listener>>;
   let opts: RunOptions;
-  const cli = (args: string[], input?: string) => runCli(args, { ...opts, ...(input !== undefined ? { input } : {}) });
-  const exec = async (args: string[]) => {
-    const r = await cli(['--json', '--vault', 'main', 'proxy', 'exec', ...args]);
-    return { code: r.code, env: envelopeOf(r.stdout) };
-  };
+  const { cli, exec } = cliIn(() => opts);
 
   before(async () => {
     w = world('avfs-sandbox-');
@@ -244,11 +250,7 @@ describe('sandbox: runs through a real host', () => {
   let l: Awaited<ReturnType<typeof listener>>;
   let host: HostProcess;
   let opts: RunOptions;
-  const cli = (args: string[], input?: string) => runCli(args, { ...opts, ...(input !== undefined ? { input } : {}) });
-  const exec = async (args: string[]) => {
-    const r = await cli(['--json', '--vault', 'main', 'proxy', 'exec', ...args]);
-    return { code: r.code, env: envelopeOf(r.stdout) };
-  };
+  const { cli, exec } = cliIn(() => opts);
 
   before(async () => {
     w = world('avfs-sandbox-host-');
@@ -347,11 +349,7 @@ describe('sandbox: an ordinary user (a user namespace)', () => {
   let user: { uid: number; gid: number };
   let fuseMode: number | undefined;
   let opts: RunOptions;
-  const cli = (args: string[], input?: string) => runCli(args, { ...opts, ...(input !== undefined ? { input } : {}) });
-  const exec = async (args: string[]) => {
-    const r = await cli(['--json', '--vault', 'main', 'proxy', 'exec', ...args]);
-    return { code: r.code, env: envelopeOf(r.stdout), stderr: r.stderr };
-  };
+  const { cli, exec } = cliIn(() => opts);
 
   before(async () => {
     w = world('avfs-sandbox-user-');
