@@ -7,7 +7,6 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AvfsError } from '../protocol/errors';
 import type { ApplyResult, ChangePlan, ProjectBase } from '../protocol/project';
-import { writeTxn } from '../store/db';
 import type { PathChange } from '../store/diff';
 import { kindOf } from '../store/inodes';
 import type { Vault } from '../store/vault';
@@ -51,7 +50,7 @@ const nothingMore = { dry_run: false, applied: 0, new_base: null, recovered: [] 
 
 /** Moves the base to `checkpoint` (a tree both sides now agree on) and drops the old one. */
 function moveBase(v: Vault, base: ProjectBase, checkpoint: string): void {
-  writeTxn(v.db, () => {
+  v.store.write(() => {
     writeBase(v, { ...base, checkpoint, moved_at: new Date().toISOString() });
     if (base.checkpoint !== base.git_checkpoint) v.checkpoints.delete(base.checkpoint);
   });
@@ -141,7 +140,7 @@ export const projectOps = {
           created_at: new Date().toISOString(),
           moved_at: null,
         };
-        writeTxn(v.db, () => {
+        v.store.write(() => {
           const cp = v.checkpoints.save({ internal: true, prefix: 'base' });
           base.checkpoint = cp.name;
           setBaseJournalSeq(v, cp.journal_seq);

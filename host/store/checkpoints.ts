@@ -6,8 +6,7 @@
  */
 import { AvfsError } from '../protocol/errors';
 import { CHECKPOINT_NAME_RE } from '../protocol/names';
-import type { Db } from './db';
-import { writeTxn } from './db';
+import { LIVE, type MetaStore, type TreeId } from './backend';
 import type { Journal } from './journal';
 import type { QuotaBook, TreeUsage } from './quota';
 
@@ -21,8 +20,6 @@ export interface CheckpointRow {
   total_bytes: number;
   journal_seq: number;
 }
-
-const INODE_COLS = 'ino, mode, uid, gid, nlink, size, atime_s, atime_ns, mtime_s, mtime_ns, ctime_s, ctime_ns';
 
 function stamp(ms: number): string {
   const d = new Date(ms);
@@ -52,23 +49,23 @@ export interface SaveOptions {
 
 export class Checkpoints {
   constructor(
-    private readonly db: Db,
+    private readonly meta: MetaStore,
     private readonly journal: Journal,
     private readonly quotas: QuotaBook,
   ) {}
 
   /** The checkpoints users see (internal baselines, named with a leading dot, are left out). */
   list(): CheckpointRow[] {
-    return this.db.prepare<[], CheckpointRow>("SELECT * FROM checkpoints WHERE name NOT LIKE '.%' ORDER BY id").all();
+    return this.meta.checkpointRows().filter((c) => !c.name.startsWith('.'));
   }
 
   /** Internal baselines (a leading dot no user name can have), for clean-up. */
   internal(): CheckpointRow[] {
-    return this.db.prepare<[], CheckpointRow>("SELECT * FROM checkpoints WHERE name LIKE '.%' ORDER BY id").all();
+    return this.meta.checkpointRows().filter((c) => c.name.startsWith('.'));
   }
 
   get(name: string): CheckpointRow {
-    const row = this.db.prepare<[string], CheckpointRow>('SELECT * FROM checkpoints WHERE name = ?').get(name);
+    const row = this.meta.checkpointByName(name);
     if (!row) throw new AvfsError('NotFound', `no checkpoint named ${name}`, { checkpoint: name });
     return row;
   }
@@ -79,37 +76,30 @@ export class Checkpoints {
    */
   save(opts: SaveOptions = {}): CheckpointRow {
     if (opts.name !== undefined) checkCheckpointName(opts.name);
-    return writeTxn(this.db, () => {
-      if (opts.name !== undefined && this.db.prepare('SELECT 1 FROM checkpoints WHERE name = ?').get(opts.name)) {
+    return this.meta.write(() => {
+      if (opts.name !== undefined && this.meta.checkpointByName(opts.name)) {
         throw new AvfsError('AlreadyExists', `a checkpoint named ${opts.name} already exists`, { checkpoint: opts.name });
       }
       const now = Date.now();
-      const counters = this.db.prepare('SELECT live_bytes, live_inodes FROM counters WHERE id = 1').get() as {
-        live_bytes: number;
-        live_inodes: number;
-      };
-      const seq = (this.db.prepare("SELECT COALESCE(MAX(seq), 0) AS s FROM journal").get() as { s: number }).s;
-      // AUTOINCREMENT never reuses an id, so the next one is known inside this write transaction.
-      const id =
-        (this.db.prepare("SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'checkpoints'), 0) + 1 AS id").get() as { id: number }).id;
+      const counters = this.meta.counters()!;
+      const seq = this.meta.journalMaxSeq();
+      const id = this.meta.nextCheckpointId();
       // An internal baseline (proxy exec's "before" tree when no checkpoint is asked for) is named
       // with a leading dot: hidden from listings, never journaled, deleted by its run.
       const name = opts.name ?? `${opts.internal ? '.' : ''}${opts.prefix ?? (opts.auto ? 'auto' : 'cp')}-${stamp(now)}-${id}`;
-      this.db
-        .prepare(
-          'INSERT INTO checkpoints (id, name, created_ms, description, auto, file_count, total_bytes, journal_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-        )
-        .run(id, name, now, opts.description ?? null, opts.auto ? 1 : 0, counters.live_inodes, counters.live_bytes, seq);
-      // Files unlinked but still open on a mount (nlink 0) are not part of the tree: leave them out,
-      // or a restore would bring back inodes that nothing will ever free.
-      this.db.prepare(`INSERT INTO cp_inodes (cp, ${INODE_COLS}) SELECT ?, ${INODE_COLS} FROM inodes WHERE nlink > 0`).run(id);
-      this.db.prepare('INSERT INTO cp_dentries (cp, parent, name, ino) SELECT ?, parent, name, ino FROM dentries').run(id);
-      this.db.prepare('INSERT INTO cp_symlinks (cp, ino, target) SELECT ?, ino, target FROM symlinks').run(id);
-      this.db.prepare('INSERT INTO cp_extents (cp, ino, idx, hash) SELECT ?, e.ino, e.idx, e.hash FROM extents e JOIN inodes i ON i.ino = e.ino WHERE i.nlink > 0').run(id);
-      const counted = this.db
-        .prepare("SELECT COUNT(*) - 1 AS n, COALESCE(SUM(CASE WHEN (mode & 61440) = 32768 THEN size END), 0) AS bytes FROM cp_inodes WHERE cp = ?")
-        .get(id) as { n: number; bytes: number };
-      this.db.prepare('UPDATE checkpoints SET file_count = ?, total_bytes = ? WHERE id = ?').run(counted.n, counted.bytes, id);
+      this.meta.insertCheckpoint({
+        id,
+        name,
+        created_ms: now,
+        description: opts.description ?? null,
+        auto: opts.auto ? 1 : 0,
+        file_count: counters.live_inodes,
+        total_bytes: counters.live_bytes,
+        journal_seq: seq,
+      });
+      this.meta.snapshotLive(id);
+      const counted = this.meta.treeCounts(id);
+      this.meta.setCheckpointCounts(id, counted.files, counted.bytes);
       if (!opts.internal) this.journal.append('checkpoint_save', null, { details: { checkpoint: name, auto: !!opts.auto, description: opts.description ?? null } });
       return this.get(name);
     });
@@ -121,24 +111,13 @@ export class Checkpoints {
    * unless `force` (the quotas then refuse further growth, as for any vault over its quota).
    */
   restore(name: string, opts: { force?: boolean } = {}): { checkpoint: CheckpointRow; undo: CheckpointRow } {
-    return writeTxn(this.db, () => {
+    return this.meta.write(() => {
       const cp = this.get(name);
       const before = this.usage();
       const undo = this.save({ auto: true, prefix: 'before-restore', description: `automatic, before restoring ${name}` });
-      for (const t of ['inodes', 'dentries', 'symlinks', 'extents']) this.db.exec(`DELETE FROM ${t}`);
-      this.db.prepare(`INSERT INTO inodes (${INODE_COLS}) SELECT ${INODE_COLS} FROM cp_inodes WHERE cp = ?`).run(cp.id);
-      this.db.prepare('INSERT INTO dentries (parent, name, ino) SELECT parent, name, ino FROM cp_dentries WHERE cp = ?').run(cp.id);
-      this.db.prepare('INSERT INTO symlinks (ino, target) SELECT ino, target FROM cp_symlinks WHERE cp = ?').run(cp.id);
-      this.db.prepare('INSERT INTO extents (ino, idx, hash) SELECT ino, idx, hash FROM cp_extents WHERE cp = ?').run(cp.id);
+      this.meta.restoreTree(cp.id);
       // Inode numbers are never reused, so next_ino stays where it is.
-      this.db
-        .prepare(
-          `UPDATE counters SET
-             live_bytes = (SELECT COALESCE(SUM(size), 0) FROM inodes WHERE (mode & 61440) = 32768),
-             live_inodes = (SELECT COUNT(*) - 1 FROM inodes)
-           WHERE id = 1`,
-        )
-        .run();
+      this.meta.recount();
       // Throwing here rolls the whole transaction back, the undo checkpoint included.
       if (!opts.force) this.quotas.checkReplace(before, this.usage(), name);
       this.journal.append('checkpoint_restore', null, { details: { checkpoint: name, undo: undo.name, ...(opts.force ? { force: true } : {}) } });
@@ -154,79 +133,64 @@ export class Checkpoints {
    * holds, and none of the vault's own.
    */
   derive(from: string, edits: Array<{ path: string; ino: number | null }>, prefix: string, source: CheckpointRow | 'live' = 'live'): CheckpointRow {
-    return writeTxn(this.db, () => {
+    const m = this.meta;
+    return m.write(() => {
       const src = this.get(from);
-      const id = (this.db.prepare("SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'checkpoints'), 0) + 1 AS id").get() as { id: number }).id;
+      const id = m.nextCheckpointId();
       const name = `.${prefix}-${stamp(Date.now())}-${id}`;
-      this.db
-        .prepare('INSERT INTO checkpoints (id, name, created_ms, description, auto, file_count, total_bytes, journal_seq) SELECT ?, ?, ?, description, 1, 0, 0, journal_seq FROM checkpoints WHERE id = ?')
-        .run(id, name, Date.now(), src.id);
-      this.db.prepare(`INSERT INTO cp_inodes (cp, ${INODE_COLS}) SELECT ?, ${INODE_COLS} FROM cp_inodes WHERE cp = ?`).run(id, src.id);
-      this.db.prepare('INSERT INTO cp_dentries (cp, parent, name, ino) SELECT ?, parent, name, ino FROM cp_dentries WHERE cp = ?').run(id, src.id);
-      this.db.prepare('INSERT INTO cp_symlinks (cp, ino, target) SELECT ?, ino, target FROM cp_symlinks WHERE cp = ?').run(id, src.id);
-      this.db.prepare('INSERT INTO cp_extents (cp, ino, idx, hash) SELECT ?, ino, idx, hash FROM cp_extents WHERE cp = ?').run(id, src.id);
-      const child = this.db.prepare<[number, number, string], { ino: number }>('SELECT ino FROM cp_dentries WHERE cp = ? AND parent = ? AND name = ?');
-      const isDir = (ino: number) => ((this.db.prepare('SELECT mode FROM cp_inodes WHERE cp = ? AND ino = ?').get(id, ino) as { mode: number } | undefined)?.mode ?? 0) >> 12 === 4;
+      m.insertCheckpoint({ ...src, id, name, created_ms: Date.now(), auto: 1, file_count: 0, total_bytes: 0 });
+      m.copyTree(src.id, id);
+      const isDir = (ino: number) => ((m.inode(id, ino)?.mode ?? 0) >> 12) === 4;
       const dropInode = (ino: number) => {
-        if ((this.db.prepare('SELECT COUNT(*) AS n FROM cp_dentries WHERE cp = ? AND ino = ?').get(id, ino) as { n: number }).n > 0) return;
-        for (const c of this.db.prepare('SELECT name, ino FROM cp_dentries WHERE cp = ? AND parent = ?').all(id, ino) as Array<{ name: string; ino: number }>) {
-          this.db.prepare('DELETE FROM cp_dentries WHERE cp = ? AND parent = ? AND name = ?').run(id, ino, c.name);
+        if (m.cpLinks(id, ino) > 0) return;
+        for (const c of m.children(id, ino)) {
+          m.cpDeleteDentry(id, ino, c.name);
           dropInode(c.ino);
         }
-        for (const t of ['cp_inodes', 'cp_symlinks', 'cp_extents']) this.db.prepare(`DELETE FROM ${t} WHERE cp = ? AND ino = ?`).run(id, ino);
+        m.cpDropInode(id, ino);
       };
-      const [inodes, symlinks, extents, where] = source === 'live' ? ['inodes', 'symlinks', 'extents', ''] : ['cp_inodes', 'cp_symlinks', 'cp_extents', ` AND cp = ${source.id}`];
-      const copyLive = (ino: number) => {
-        for (const t of ['cp_inodes', 'cp_symlinks', 'cp_extents']) this.db.prepare(`DELETE FROM ${t} WHERE cp = ? AND ino = ?`).run(id, ino);
-        this.db.prepare(`INSERT INTO cp_inodes (cp, ${INODE_COLS}) SELECT ?, ${INODE_COLS} FROM ${inodes} WHERE ino = ?${where}`).run(id, ino);
-        this.db.prepare(`INSERT INTO cp_symlinks (cp, ino, target) SELECT ?, ino, target FROM ${symlinks} WHERE ino = ?${where}`).run(id, ino);
-        this.db.prepare(`INSERT INTO cp_extents (cp, ino, idx, hash) SELECT ?, ino, idx, hash FROM ${extents} WHERE ino = ?${where}`).run(id, ino);
-      };
-      const isDirAt = (ino: number) => ((this.db.prepare(`SELECT mode FROM ${inodes} WHERE ino = ?${where}`).get(ino) as { mode: number } | undefined)?.mode ?? 0) >> 12 === 4;
+      const srcTree: TreeId = source === 'live' ? LIVE : source.id;
+      const isDirAt = (ino: number) => ((m.inode(srcTree, ino)?.mode ?? 0) >> 12) === 4;
       for (const e of edits) {
         const parts = e.path.split('/').filter(Boolean);
         const leaf = parts.pop();
         if (leaf === undefined) continue;
         let parent = 1;
         for (const c of parts) {
-          const next = child.get(id, parent, c);
-          if (!next) throw new AvfsError('Internal', `deriving a checkpoint: ${e.path} has no parent ${c}`, { path: e.path });
-          parent = next.ino;
+          const next = m.child(id, parent, c);
+          if (next === undefined) throw new AvfsError('Internal', `deriving a checkpoint: ${e.path} has no parent ${c}`, { path: e.path });
+          parent = next;
         }
-        const old = child.get(id, parent, leaf)?.ino;
+        const old = m.child(id, parent, leaf);
         if (old !== undefined && e.ino !== null && isDir(old) && isDirAt(e.ino)) {
           // A directory kept: its entries stay, its attributes are the source's.
-          this.db.prepare(`UPDATE cp_inodes SET (mode, uid, gid, mtime_s, mtime_ns) = (SELECT mode, uid, gid, mtime_s, mtime_ns FROM ${inodes} WHERE ino = ?${where}) WHERE cp = ? AND ino = ?`).run(e.ino, id, old);
+          m.cpSetDirAttrs(id, old, srcTree, e.ino);
           continue;
         }
         if (old !== undefined) {
-          this.db.prepare('DELETE FROM cp_dentries WHERE cp = ? AND parent = ? AND name = ?').run(id, parent, leaf);
+          m.cpDeleteDentry(id, parent, leaf);
           dropInode(old);
         }
         if (e.ino === null) continue;
-        copyLive(e.ino);
-        this.db.prepare('INSERT INTO cp_dentries (cp, parent, name, ino) VALUES (?, ?, ?, ?)').run(id, parent, leaf, e.ino);
+        m.cpCopyInode(id, srcTree, e.ino);
+        m.cpInsertDentry(id, parent, leaf, e.ino);
       }
-      const counted = this.db
-        .prepare("SELECT COUNT(*) - 1 AS n, COALESCE(SUM(CASE WHEN (mode & 61440) = 32768 THEN size END), 0) AS bytes FROM cp_inodes WHERE cp = ?")
-        .get(id) as { n: number; bytes: number };
-      this.db.prepare('UPDATE checkpoints SET file_count = ?, total_bytes = ? WHERE id = ?').run(counted.n, counted.bytes, id);
+      const counted = m.treeCounts(id);
+      m.setCheckpointCounts(id, counted.files, counted.bytes);
       return this.get(name);
     });
   }
 
   private usage(): TreeUsage {
-    const r = this.db
-      .prepare('SELECT c.live_bytes AS bytes, c.live_inodes AS files, (SELECT COALESCE(MAX(size), 0) FROM inodes WHERE (mode & 61440) = 32768) AS largest FROM counters c WHERE id = 1')
-      .get() as { bytes: number; files: number; largest: number };
-    return { bytes: r.bytes, files: r.files, largestFile: r.largest };
+    const c = this.meta.counters()!;
+    return { bytes: c.live_bytes, files: c.live_inodes, largestFile: this.meta.largestFile() };
   }
 
   delete(name: string): CheckpointRow {
-    return writeTxn(this.db, () => {
+    return this.meta.write(() => {
       const cp = this.get(name);
-      for (const t of ['cp_inodes', 'cp_dentries', 'cp_symlinks', 'cp_extents']) this.db.prepare(`DELETE FROM ${t} WHERE cp = ?`).run(cp.id);
-      this.db.prepare('DELETE FROM checkpoints WHERE id = ?').run(cp.id);
+      this.meta.dropTree(cp.id);
+      this.meta.deleteCheckpointRow(cp.id);
       if (!name.startsWith('.')) this.journal.append('checkpoint_delete', null, { details: { checkpoint: name } });
       return cp;
     });
