@@ -227,8 +227,9 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
     // ---- validating
     if (!parsed.success) throw toAvfsError(parsed.error);
     const req = parsed.data;
-    // Started first: a one-shot call probes bwrap once (~5 ms) while it opens the vault; others keep the answer.
-    const support = req.sandbox === 'none' ? undefined : sandboxSupport();
+    // Started first: a one-shot call reads the probe's answer kept in the avfs home (or probes bwrap
+    // while it opens the vault); a host or mount server keeps it in memory.
+    const support = req.sandbox === 'none' ? undefined : sandboxSupport(deps.home.dir);
     const vaultCwd = normalizePath(req.cwd);
     vaultName = deps.home.resolve(req.vault);
     vault = vaults.open(vaultName);

@@ -14,6 +14,7 @@ import type { SandboxLimits, SandboxViolation } from '../protocol/sandbox';
 import { bwrapArgv, type SandboxSpec } from '../sandbox/bwrap';
 import { makeRunCgroups, type RunCgroups } from '../sandbox/limits';
 import { type Captured, HeadTailCapture } from './capture';
+import { awaitAdoptedInGroup } from './peer';
 import { closeFds, inputFile, stdoutAndStderr } from './pipes';
 import { groupMembers, stopGroup } from './processGroup';
 
@@ -170,6 +171,10 @@ export async function runCommand(opts: RunOptions): Promise<RunResult> {
 
   let leftovers = 0;
   if (child.pid !== undefined && !exit.spawnError) {
+    // bwrap exits as soon as its init reports the command's status; the init (and whatever of the
+    // run it is killing with the run's pid namespace) ends a moment later. Waited for, it is not
+    // a leftover: nothing of a sandboxed run outlives its namespace.
+    if (opts.sandbox) await awaitAdoptedInGroup(child.pid, opts.graceMs);
     leftovers = groupMembers(child.pid).length;
     if (leftovers > 0) stop();
     await stopping;

@@ -22,7 +22,7 @@ export interface SandboxDiagnosis {
 }
 
 export async function diagnoseSandbox(avfsHome: string): Promise<SandboxDiagnosis> {
-  const s = await sandboxSupport();
+  const s = await sandboxSupport(avfsHome, { fresh: true });
   let settingsError: string | null = null;
   let processes = 0;
   let shown: string[] = [];

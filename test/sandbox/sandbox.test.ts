@@ -212,6 +212,35 @@ describe('sandbox: workspace runs from a one-shot CLI, as root', () => {
     assert.equal(next.env.result.stdout, 'alive\n');
   });
 
+  test('the probe\'s answer is kept in the avfs home for the same bwrap, user, boot and kernel settings; another key, or avfs doctor, probes again', async () => {
+    const file = join(w.avfs, 'sandbox-probe.json');
+    assert.equal((await exec(['--', 'true'])).env.result.sandbox?.mode, 'workspace');
+    const kept = JSON.parse(readFileSync(file, 'utf8')) as { key: string; support: { ok: boolean; version: string } };
+    assert.equal(kept.support.ok, true);
+    // A kept answer for this key is used as it is (the version it names shows in the envelope) …
+    writeFileSync(file, JSON.stringify({ key: kept.key, support: { ...kept.support, version: 'bubblewrap (as kept)' } }));
+    assert.equal((await exec(['--', 'true'])).env.result.sandbox?.tool, 'bubblewrap (as kept)');
+    // … one for another bwrap (or user, boot, kernel setting) is not: probed again, and rewritten.
+    writeFileSync(file, JSON.stringify({ key: `${kept.key}-other`, support: { ok: false, bwrap: null, reason: 'kept for another key' } }));
+    const again = await exec(['--', 'true']);
+    assert.equal(again.env.result.sandbox?.mode, 'workspace');
+    assert.match(again.env.result.sandbox?.tool ?? '', /^bubblewrap \d/);
+    assert.equal(JSON.parse(readFileSync(file, 'utf8')).key, kept.key);
+    // avfs doctor never trusts the kept answer.
+    writeFileSync(file, JSON.stringify({ key: kept.key, support: { ok: false, bwrap: null, reason: 'kept' } }));
+    assert.equal(JSON.parse((await cli(['--json', 'doctor'])).stdout).sandbox.ok, true);
+    assert.equal(JSON.parse(readFileSync(file, 'utf8')).support.ok, true);
+  });
+
+  test('what a sandboxed command leaves running ends with it and is no leftover', async () => {
+    const marker = `avfs-left-${process.pid}`;
+    const { env } = await exec(['--', 'bash', '-c', `(exec -a ${marker} sleep 30) & setsid bash -c 'exec -a ${marker} sleep 30' & echo started`]);
+    assert.equal(env.result.state, 'completed', env.result.stderr);
+    assert.equal(env.result.stdout, 'started\n');
+    assert.equal(env.result.leftover_processes, 0);
+    assert.equal((await sh('pgrep', ['-f', marker])).stdout, '');
+  });
+
   test('a run handed to a kept mount\'s server is sandboxed the same way', async () => {
     const kept = await exec(['--keep-mount', '--', 'true']);
     assert.equal(kept.env.result.state, 'completed');
