@@ -351,6 +351,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
         network: networked,
         settings: sandboxSettings,
         searchPath: env.PATH ?? '',
+        pidMax: supported.pidMax,
       });
       const why = !networked
         ? 'the policy found no network use in the command'

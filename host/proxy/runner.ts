@@ -12,7 +12,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import type { SandboxLimits, SandboxViolation } from '../protocol/sandbox';
 import { bwrapArgv, type SandboxSpec } from '../sandbox/bwrap';
-import { makeRunCgroups, type RunCgroups } from '../sandbox/limits';
+import { makeRunCgroups, type RunCgroups, watchProcessCount } from '../sandbox/limits';
 import { type Captured, HeadTailCapture } from './capture';
 import { awaitAdoptedInGroup } from './peer';
 import { closeFds, inputFile, stdoutAndStderr } from './pipes';
@@ -93,7 +93,7 @@ export async function runCommand(opts: RunOptions): Promise<RunResult> {
   const out = new HeadTailCapture(opts.maxOutputBytes);
   const err = new HeadTailCapture(opts.maxOutputBytes);
   const started = performance.now();
-  const cg = opts.sandbox ? makeRunCgroups(opts.sandbox.processes, opts.sandbox.memoryBytes) : undefined;
+  const cg = opts.sandbox ? makeRunCgroups(opts.sandbox.processes, opts.sandbox.memoryBytes, opts.sandbox.pidMax) : undefined;
   const [sh, ...shArgs] = startArgv(opts, cg);
   const [stdoutPipe, stderrPipe] = await stdoutAndStderr();
   const stdinFd = opts.stdin !== undefined ? inputFile(opts.stdin) : undefined;
@@ -114,6 +114,8 @@ export async function runCommand(opts: RunOptions): Promise<RunResult> {
     closeFds(childFds);
   }
   if (child.pid !== undefined) opts.onStart?.(child.pid);
+  // No cgroup counts what the kernel refused: the run's processes are counted as it goes.
+  const counted = opts.sandbox && cg && child.pid !== undefined && cg.by.processes !== 'cgroup' && cg.by.processes !== null ? watchProcessCount(child.pid, opts.sandbox.processes) : undefined;
   let timedOut = false;
   let cancelled = false;
   let stopping: Promise<void> | undefined;
@@ -163,6 +165,7 @@ export async function runCommand(opts: RunOptions): Promise<RunResult> {
     child.once('exit', (code, signal) => resolve({ code, signal }));
   });
   const durationMs = Math.round(performance.now() - started);
+  counted?.stop();
   exited = true;
   for (const s of paused) s.resume();
   paused.clear();
@@ -194,7 +197,7 @@ export async function runCommand(opts: RunOptions): Promise<RunResult> {
         memory_bytes: cg.by.memory ? spec.memoryBytes : null,
         memory_by: cg.by.memory,
       },
-      violations: cg.violations(),
+      violations: [...cg.violations(), ...[counted?.violation()].filter((v): v is SandboxViolation => !!v)],
     };
     await cg.remove();
   }

@@ -37,12 +37,14 @@ export interface SandboxSpec {
   processes: number;
   /** Most memory: the cgroup's limit, or RLIMIT_DATA of each process when no cgroup does it. */
   memoryBytes: number;
+  /** A pid namespace's own pid_max can be set here (Linux 6.14): the process limit as root when no cgroup can be made. */
+  pidMax: boolean;
 }
 
 const tools = new Map<string, string>();
 
 /**
- * A system program the sandbox runs inside before the command (env, prlimit), by its real path: a
+ * A system program the sandbox runs around the command (env, prlimit, unshare), by its real path: a
  * PATH entry the sandbox hides (a folder under /tmp or the home linking to /usr/bin) cannot lose it.
  */
 function systemTool(name: string): string {
@@ -67,13 +69,31 @@ function systemTool(name: string): string {
 
 /** How the runner enforces the limits (limits.ts decides). */
 export interface LimitsBy {
-  processes: 'cgroup' | 'rlimit' | null;
+  processes: 'cgroup' | 'rlimit' | 'pid_namespace' | null;
   memory: 'cgroup' | 'rlimit' | null;
+}
+
+/**
+ * The pid_max of a pid namespace made around bwrap's: every process and thread of the run takes a
+ * pid number there too, so no more than this many exist at once. After the numbers wrap the
+ * kernel hands out only those from 300 up: `processes` + 300 keeps at least `processes` free.
+ */
+export const pidMaxOf = (processes: number): number => Math.max(301, processes + 300);
+
+/**
+ * As root without a pids cgroup (RLIMIT_NPROC does not bind root): a pid namespace of its own,
+ * whose pid_max is set by its first process before it execs bwrap (util-linux unshare). Its
+ * `--kill-child` ends the run should unshare be killed.
+ */
+function pidNamespacePrefix(spec: SandboxSpec): string[] {
+  const max = pidMaxOf(spec.processes);
+  const set = `{ echo ${max} > /proc/sys/kernel/pid_max; } 2>/dev/null || { echo "avfs: cannot set the pid_max of the run's pid namespace" >&2; exit 125; }; exec "$@"`;
+  return [systemTool('unshare'), '--pid', '--fork', '--kill-child', '/bin/sh', '-c', set, 'avfs-limit'];
 }
 
 /** `bwrap …` then the command, which starts in `cwd` (a path inside the mount). */
 export function bwrapArgv(spec: SandboxSpec, cwd: string, argv: string[], by: LimitsBy): string[] {
-  const a: string[] = [spec.bwrap];
+  const a: string[] = [...(by.processes === 'pid_namespace' ? pidNamespacePrefix(spec) : []), spec.bwrap];
   if (spec.userns) a.push('--unshare-user');
   // A pid namespace: whatever the command leaves running (setsid included) ends with it.
   a.push('--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--die-with-parent');

@@ -102,6 +102,8 @@ export interface PlanInput {
   settings: SandboxSettings;
   /** The command's PATH: its folders that the sandbox would hide are shown read-only. */
   searchPath: string;
+  /** A pid namespace's own pid_max can be set here (probe.ts). */
+  pidMax: boolean;
 }
 
 /** The directories a run must not see: the avfs home, its socket directory, every home. */
@@ -155,6 +157,7 @@ export function planSandbox(i: PlanInput): SandboxSpec {
     maskFiles: SECRET_SYSTEM_FILES.filter((f) => existsSync(f)),
     processes: i.settings.processes,
     memoryBytes: memory,
+    pidMax: i.pidMax,
   };
 }
 

@@ -83,7 +83,7 @@ export function probeKey(bwrap: string | null): string {
     }
   }
   const sysctls = ['kernel/unprivileged_userns_clone', 'user/max_user_namespaces', 'kernel/apparmor_restrict_unprivileged_userns', 'kernel/osrelease'].map((k) => readOr(`/proc/sys/${k}`, '-'));
-  return [binary, `uid=${process.getuid?.() ?? '-'}`, `boot=${readOr('/proc/sys/kernel/random/boot_id', '-')}`, ...sysctls].join('|');
+  return ['probe=2', binary, `uid=${process.getuid?.() ?? '-'}`, `boot=${readOr('/proc/sys/kernel/random/boot_id', '-')}`, ...sysctls].join('|');
 }
 
 function readCache(file: string, key: string, bwrap: string | null): SandboxSupport | undefined {
