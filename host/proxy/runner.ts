@@ -75,7 +75,7 @@ export const START_IN_DIR = ['/bin/sh', '-c', 'cd -- "$1" && shift && exec "$@"'
  * command, and give it its grace period, without ending bwrap (whose end kills everything in the
  * run's pid namespace at once). Inside, the command gets those signals back (bwrap.ts).
  */
-const START_SANDBOXED = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; trap "" TERM INT HUP; exec "$@"';
+export const START_SANDBOXED = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; trap "" TERM INT HUP; exec "$@"';
 
 function startArgv(opts: RunOptions, cg: RunCgroups | undefined): string[] {
   if (!opts.sandbox || !cg) return [...START_IN_DIR, opts.cwd, ...opts.argv];
