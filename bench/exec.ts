@@ -146,7 +146,7 @@ async function breakdown(): Promise<void> {
       ['+ its own /proc and /dev', [s.bwrap, ...ns, ...sys, '/bin/true']],
       ['+ a pid namespace', [s.bwrap, ...ns, '--unshare-pid', ...sys, '/bin/true']],
       ['+ a network namespace', [s.bwrap, ...ns, '--unshare-pid', '--unshare-net', ...sys, '/bin/true']],
-      ['+ ipc, uts, cgroup namespaces, --die-with-parent, --cap-drop ALL', [s.bwrap, ...ns, '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--die-with-parent', '--unshare-net', '--cap-drop', 'ALL', ...sys, '/bin/true']],
+      ['+ an ipc namespace, --die-with-parent, --cap-drop ALL', [s.bwrap, ...ns, '--unshare-pid', '--unshare-ipc', '--die-with-parent', '--unshare-net', '--cap-drop', 'ALL', ...sys, '/bin/true']],
       [`+ the run's ${bare.filter((a) => a === '--tmpfs' || a.endsWith('bind')).length - 1} tmpfs and bind mounts (hidden homes, secrets, the mount)`, [...bare, '/bin/true']],
       ['+ env --default-signal, prlimit where used, sh -c exec (bwrapArgv, as a run)', full],
       [`+ the start shell joining ${cgProcs.length} cgroup(s) (as the runner starts it)`, ['/bin/sh', '-c', START_SANDBOXED, 'avfs-sandbox', '--', ...full]],

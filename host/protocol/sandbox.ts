@@ -12,7 +12,7 @@ export type SandboxMode = z.infer<typeof SandboxMode>;
 
 /** Something the run tried that the sandbox stopped, as the kernel reported it. */
 export const SandboxViolation = z.object({
-  kind: z.enum(['process_limit', 'memory_limit']),
+  kind: z.enum(['process_limit', 'memory_limit', 'network_refused']),
   message: z.string(),
 });
 export type SandboxViolation = z.infer<typeof SandboxViolation>;
@@ -34,7 +34,10 @@ export const SandboxRecord = z.object({
   mode: SandboxMode,
   tool: z.string().nullable().describe('what isolated the run ("bubblewrap 0.8.0"); null with --sandbox none'),
   writable: z.array(z.string()).describe('host paths the run could write; "(private)" ones are new and dropped after the run'),
-  network: z.enum(['none', 'shared']).describe('none: a network namespace of its own (loopback only); shared: the host\'s network'),
+  network: z
+    .enum(['none', 'shared', 'filtered'])
+    .describe('none: a network namespace of its own (loopback only); shared: the host\'s network; filtered: a namespace of its own whose only way out is a proxy that reaches `network_hosts` alone'),
+  network_hosts: z.array(z.string()).default([]).describe('with network filtered: the hosts the run could reach (read by the policy from the command)'),
   network_why: z.string().describe('why the run had the network it had'),
   note: z.string().nullable().describe('with mode none: why (asked for, or bubblewrap cannot run here and the default fell back)'),
   home: z.string().nullable().describe('the private, empty home the run saw as $HOME'),

@@ -13,6 +13,7 @@ import { constants } from 'node:os';
 import type { SandboxLimits, SandboxViolation } from '../protocol/sandbox';
 import { bwrapArgv, type SandboxSpec } from '../sandbox/bwrap';
 import { makeRunCgroups, type RunCgroups, watchProcessCount } from '../sandbox/limits';
+import { type NetProxy, startNetProxy } from '../sandbox/netProxy';
 import { type Captured, HeadTailCapture } from './capture';
 import { awaitAdoptedInGroup } from './peer';
 import { closeFds, inputFile, stdoutAndStderr } from './pipes';
@@ -77,9 +78,9 @@ export const START_IN_DIR = ['/bin/sh', '-c', 'cd -- "$1" && shift && exec "$@"'
  */
 export const START_SANDBOXED = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; trap "" TERM INT HUP; exec "$@"';
 
-function startArgv(opts: RunOptions, cg: RunCgroups | undefined): string[] {
+function startArgv(opts: RunOptions, cg: RunCgroups | undefined, proxy: NetProxy | undefined): string[] {
   if (!opts.sandbox || !cg) return [...START_IN_DIR, opts.cwd, ...opts.argv];
-  return ['/bin/sh', '-c', START_SANDBOXED, 'avfs-sandbox', ...cg.procs, '--', ...bwrapArgv(opts.sandbox, opts.cwd, opts.argv, cg.by)];
+  return ['/bin/sh', '-c', START_SANDBOXED, 'avfs-sandbox', ...cg.procs, '--', ...bwrapArgv(opts.sandbox, opts.cwd, opts.argv, cg.by, proxy?.socket)];
 }
 
 /** bwrap exits 128+N when the command was killed by signal N: the signal, as an unsandboxed run reports it. */
@@ -94,7 +95,15 @@ export async function runCommand(opts: RunOptions): Promise<RunResult> {
   const err = new HeadTailCapture(opts.maxOutputBytes);
   const started = performance.now();
   const cg = opts.sandbox ? makeRunCgroups(opts.sandbox.processes, opts.sandbox.memoryBytes, opts.sandbox.pidMax) : undefined;
-  const [sh, ...shArgs] = startArgv(opts, cg);
+  // The run may reach only the hosts the policy read from it: through a proxy of its own.
+  let proxy: NetProxy | undefined;
+  try {
+    proxy = opts.sandbox?.allowHosts ? await startNetProxy(opts.sandbox.allowHosts) : undefined;
+  } catch (e) {
+    await cg?.remove();
+    throw e;
+  }
+  const [sh, ...shArgs] = startArgv(opts, cg, proxy);
   const [stdoutPipe, stderrPipe] = await stdoutAndStderr();
   const stdinFd = opts.stdin !== undefined ? inputFile(opts.stdin) : undefined;
   const childFds = [stdoutPipe.childFd, stderrPipe.childFd, ...(stdinFd !== undefined ? [stdinFd] : [])];
@@ -108,6 +117,7 @@ export async function runCommand(opts: RunOptions): Promise<RunResult> {
     });
   } catch (e) {
     await cg?.remove();
+    await proxy?.close();
     throw e;
   } finally {
     // The child has its own copies now; ours would keep the pipes from ever ending.
@@ -197,9 +207,10 @@ export async function runCommand(opts: RunOptions): Promise<RunResult> {
         memory_bytes: cg.by.memory ? spec.memoryBytes : null,
         memory_by: cg.by.memory,
       },
-      violations: [...cg.violations(), ...[counted?.violation()].filter((v): v is SandboxViolation => !!v)],
+      violations: [...cg.violations(), ...[counted?.violation()].filter((v): v is SandboxViolation => !!v), ...(proxy?.violations() ?? [])],
     };
     await cg.remove();
+    await proxy?.close();
   }
 
   let exitCode: number;

@@ -11,9 +11,15 @@
  * is the proxy and its settings file. Calling bwrap directly keeps a run's cost to one exec (no
  * proxy process, no Node package starting per run), keeps every path decision in this repository
  * where the policy and the envelope see it, and bwrap is a Debian package with a security record.
+ * Its filtering by host is built the same way here, with the policy's hosts (netProxy.ts): a run
+ * with `allowHosts` gets the proxy's socket bound in, socat bridging to it, and the proxy variables.
  */
 import { accessSync, constants, realpathSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
+
+/** Where a run with filtered network sees its proxy (netProxy.ts): the socket bound in, and the port socat listens on. */
+export const PROXY_SOCKET_INSIDE = '/tmp/.avfs-proxy.sock';
+export const PROXY_PORT_INSIDE = 3128;
 
 export interface SandboxSpec {
   bwrap: string;
@@ -21,8 +27,10 @@ export interface SandboxSpec {
   userns: boolean;
   mountpoint: string;
   readonly: boolean;
-  /** Share the host's network (the run's network part was approved); else a namespace of its own. */
+  /** Share the host's network (the run's network part was let run, for hosts unknown); else a namespace of its own. */
   network: boolean;
+  /** The run's network part was let run for these hosts: a namespace of its own whose only way out is a proxy reaching them alone (netProxy.ts). */
+  allowHosts: string[] | null;
   /** The private, empty home the run sees (the real one's path); null when there is none to hide (`/`, missing). */
   home: string | null;
   /** Paths of the real home shown read-only (absolute; each exists). */
@@ -91,12 +99,22 @@ function pidNamespacePrefix(spec: SandboxSpec): string[] {
   return [systemTool('unshare'), '--pid', '--fork', '--kill-child', '/bin/sh', '-c', set, 'avfs-limit'];
 }
 
-/** `bwrap …` then the command, which starts in `cwd` (a path inside the mount). */
-export function bwrapArgv(spec: SandboxSpec, cwd: string, argv: string[], by: LimitsBy): string[] {
+/**
+ * Inside a run with filtered network: socat listens on 127.0.0.1:3128 and bridges each connection
+ * to the proxy's socket; the command starts once it listens (seen in the run's own /proc/net/tcp:
+ * 0100007F:0C38, state 0A).
+ */
+const bridge = () => `${systemTool('socat')} TCP-LISTEN:${PROXY_PORT_INSIDE},bind=127.0.0.1,reuseaddr,fork UNIX-CONNECT:${PROXY_SOCKET_INSIDE} 2>/dev/null & i=0; until ${systemTool('grep')} -q ' 0100007F:${PROXY_PORT_INSIDE.toString(16).toUpperCase().padStart(4, '0')} 00000000:0000 0A' /proc/net/tcp; do i=$((i+1)); [ $i -lt 5000 ] || break; done; exec "$@"`;
+
+/** `bwrap …` then the command, which starts in `cwd` (a path inside the mount); `proxySocket`: the filtering proxy's socket, with `allowHosts`. */
+export function bwrapArgv(spec: SandboxSpec, cwd: string, argv: string[], by: LimitsBy, proxySocket?: string): string[] {
   const a: string[] = [...(by.processes === 'pid_namespace' ? pidNamespacePrefix(spec) : []), spec.bwrap];
   if (spec.userns) a.push('--unshare-user');
-  // A pid namespace: whatever the command leaves running (setsid included) ends with it.
-  a.push('--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--die-with-parent');
+  // A pid namespace: whatever the command leaves running (setsid included) ends with it. An IPC
+  // namespace: no System V or POSIX shared memory of the host's processes. No UTS or cgroup
+  // namespace (a few ms each): without capabilities a run can change neither the host name nor a
+  // cgroup, and /sys/fs/cgroup is read-only.
+  a.push('--unshare-pid', '--unshare-ipc', '--die-with-parent');
   if (!spec.network) a.push('--unshare-net');
   // As root bwrap would keep every capability: none, so the mounts below cannot be undone from inside.
   a.push('--cap-drop', 'ALL');
@@ -107,6 +125,12 @@ export function bwrapArgv(spec: SandboxSpec, cwd: string, argv: string[], by: Li
   for (const p of spec.homeReadOnly) a.push('--ro-bind', p, p);
   for (const p of spec.pathReadOnly) a.push('--ro-bind', p, p);
   a.push(spec.readonly ? '--ro-bind' : '--bind', spec.mountpoint, spec.mountpoint);
+  if (proxySocket) {
+    const url = `http://127.0.0.1:${PROXY_PORT_INSIDE}`;
+    a.push('--bind', proxySocket, PROXY_SOCKET_INSIDE);
+    for (const v of ['http_proxy', 'https_proxy', 'HTTP_PROXY', 'HTTPS_PROXY']) a.push('--setenv', v, url);
+    for (const v of ['no_proxy', 'NO_PROXY', 'all_proxy', 'ALL_PROXY']) a.push('--unsetenv', v);
+  }
   a.push('--chdir', cwd, '--');
   // The limits bwrap has no option for, set inside (after the user namespace exists, so the
   // process count is the run's own, not its user's) and for good: hard limits, and no capability
@@ -118,6 +142,6 @@ export function bwrapArgv(spec: SandboxSpec, cwd: string, argv: string[], by: Li
   a.push(systemTool('env'), '--default-signal=TERM,INT,HUP');
   if (limits.length > 0) a.push(systemTool('prlimit'), ...limits, '--');
   // Started by a shell, as an unsandboxed run is: a missing program is reported the same way.
-  a.push('/bin/sh', '-c', 'exec "$@"', 'avfs-exec', ...argv);
+  a.push('/bin/sh', '-c', proxySocket ? bridge() : 'exec "$@"', 'avfs-exec', ...argv);
   return a;
 }

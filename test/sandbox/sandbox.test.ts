@@ -313,7 +313,7 @@ describe('sandbox: runs through a real host', () => {
     assert.equal(env.result.sandbox?.mode, 'workspace');
   });
 
-  test('an approved networked run reaches a loopback listener; the network is recorded as shared', async () => {
+  test('an approved networked run reaches a loopback listener it names; the network is recorded as filtered to that host', async () => {
     const approver = await client(w.avfs, {
       name: 'test approver',
       approver: true,
@@ -325,9 +325,46 @@ describe('sandbox: runs through a real host', () => {
       assert.equal(env.result.approval?.outcome, 'approved');
       assert.equal(env.result.stdout, 'hello');
       assert.equal(l.hits(), before + 1);
-      assert.equal(env.result.sandbox?.network, 'shared');
-      assert.match(env.result.sandbox?.network_why ?? '', /^approved by .*client \(pid \d+/);
+      assert.equal(env.result.sandbox?.network, 'filtered');
+      assert.deepEqual(env.result.sandbox?.network_hosts, ['127.0.0.1']);
+      assert.match(env.result.sandbox?.network_why ?? '', /^approved by .*client \(pid \d+.*127\.0\.0\.1 alone/);
     } finally {
+      approver.close();
+    }
+  });
+
+  test('an approved run reaches only the hosts the policy read from it: another name is refused by the proxy and recorded, and there is no way around it', async () => {
+    const approver = await client(w.avfs, {
+      name: 'test approver',
+      approver: true,
+      setup: (conn) => conn.onRequest('approval/request', (_req: ApprovalRequest) => ({ answer: 'approve_once' })),
+    });
+    const refused = await listener();
+    try {
+      // The script the policy cannot read tries the refused name through the proxy, then directly.
+      const tries = [
+        `curl -s -o /dev/null -w 'proxied=%{http_code}\\n' http://127.0.0.1:${refused.port}/`,
+        `curl -s -o /dev/null -w 'tunnel=%{http_connect}\\n' -p http://127.0.0.1:${refused.port}/`,
+        `curl -s --noproxy '*' -o /dev/null -w 'direct=%{http_code}\\n' --max-time 2 http://127.0.0.1:${refused.port}/ || echo direct=none`,
+        `python3 -c 'import socket; socket.create_connection(("127.0.0.1", ${refused.port}), timeout=2); print("socket=yes")' 2>/dev/null || echo socket=no`,
+      ].join('\n') + '\n';
+      assert.equal((await cli(['--vault', 'main', 'write', '/net.sh'], tries)).code, 0);
+      const before = l.hits();
+      const { code, env } = await exec(['--shell', `curl -s http://localhost:${l.port}/ && echo && curl -s -p http://localhost:${l.port}/ && echo && bash net.sh`]);
+      assert.equal(code, 0, env.result.stderr);
+      assert.equal(env.result.approval?.outcome, 'approved');
+      // The allowed name: once as a proxied request, once through a CONNECT tunnel (as HTTPS goes).
+      assert.equal(env.result.stdout, 'hello\nhello\nproxied=403\ntunnel=403\ndirect=000\ndirect=none\nsocket=no\n');
+      assert.equal(l.hits(), before + 2, 'the allowed name was reached');
+      assert.equal(refused.hits(), 0, 'the refused name was never reached');
+      const s = env.result.sandbox!;
+      assert.equal(s.network, 'filtered');
+      assert.deepEqual(s.network_hosts, ['localhost']);
+      const v = s.violations.filter((x) => x.kind === 'network_refused');
+      assert.equal(v.length, 1, JSON.stringify(s.violations));
+      assert.match(v[0]!.message, /127\.0\.0\.1 \(2 times\).*localhost/);
+    } finally {
+      refused.server.close();
       approver.close();
     }
   });
