@@ -210,6 +210,8 @@ export class Checkpoints {
     if (!name.startsWith('.')) throw new AvfsError('Internal', `only an internal checkpoint is edited in place, not ${name}`, { checkpoint: name });
     return writeTxn(this.db, () => {
       const cp = this.get(name);
+      // Its chunk references change under the counts: it is counted again when next needed.
+      this.refs.uncount(cp.id);
       this.edit(cp.id, edits, source);
       if (journalSeq !== undefined) this.db.prepare('UPDATE checkpoints SET journal_seq = ? WHERE id = ?').run(journalSeq, cp.id);
       return this.get(name);

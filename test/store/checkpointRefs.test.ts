@@ -62,6 +62,11 @@ test('alone bytes match the definition through saves, deletes, restores and a fo
   vfs.writeFile('/f5.bin', randomBytes(10));
   check('an internal checkpoint holds too');
 
+  // An internal checkpoint edited in place (a base moved forward by an apply) is counted again.
+  const base = v.checkpoints.internal()[0]!;
+  v.checkpoints.amend(base.name, [{ path: '/f5.bin', ino: vfs.stat('/f5.bin').ino }]);
+  check('after an amend');
+
   // What pruning a set frees is what gc then frees.
   const ids = v.checkpoints.list().filter((c) => c.name !== 'd').map((c) => c.id);
   v.checkpoints.refs.sync();
