@@ -47,7 +47,7 @@ interface Thread {
 }
 
 /** Answered on the host's own thread (see above). */
-const INLINE: ReadonlySet<OpName> = new Set<OpName>(['fs/stat', 'checkpoint/stat', 'checkpoint/info', 'quota/get']);
+const INLINE: ReadonlySet<OpName> = new Set<OpName>(['fs/stat', 'checkpoint/stat', 'quota/get']);
 /** Reads of one file, answered inline when the file is this small (its stat, inline, says). */
 const INLINE_READS: ReadonlySet<OpName> = new Set<OpName>(['fs/readText', 'fs/readFile']);
 export const INLINE_READ_BYTES = 64 * 1024;
