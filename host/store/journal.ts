@@ -53,6 +53,11 @@ export class Journal {
     }
   }
 
+  /** The sequence number of the newest entry (0 for none): a mark to look for changes after. */
+  lastSeq(): number {
+    return this.db.prepare<[], { s: number }>('SELECT COALESCE(MAX(seq), 0) AS s FROM journal').get()!.s;
+  }
+
   /**
    * Every path a mutation after `seq` named (both paths of a rename, link or copy), or null when
    * that cannot be known from the trail: entries after `seq` were trimmed, or one replaced the
