@@ -74,6 +74,23 @@ export interface GroupCommit {
   rollback(): void;
 }
 
+/**
+ * What checkpoints hold alone (the bytes of chunks no other tree references), for retention and
+ * listings. `extra`: chunks referenced elsewhere (a fork's trees).
+ */
+export interface CheckpointRefCounts {
+  /** Whether the counts include every checkpoint and nothing else (reads only). */
+  current(): boolean;
+  /** Brings the counts up to date (a write). */
+  sync(): void;
+  /** Takes checkpoint `id` out of the counts, inside the write that deletes or edits its tree, before it does. */
+  uncount(id: number): void;
+  /** Bytes each checkpoint holds alone, by id (absent: 0). */
+  alone(extra?: () => Iterable<Buffer>): Map<number, number>;
+  /** Bytes the checkpoints `ids` hold together and nothing else does. */
+  together(ids: readonly number[], extra?: () => Iterable<Buffer>): number;
+}
+
 export interface ChunkTable {
   /** The bytes stored under `hash`, unchecked (ChunkStore checks them), or undefined. */
   chunkGet(hash: Buffer): Buffer | undefined;
@@ -193,6 +210,8 @@ export interface MetaStore extends ChunkTable {
   nextCheckpointId(): number;
   insertCheckpoint(row: CheckpointRow): void;
   setCheckpointCounts(id: number, files: number, bytes: number): void;
+  setCheckpointJournalSeq(id: number, seq: number): void;
+  readonly refs: CheckpointRefCounts;
   deleteCheckpointRow(id: number): void;
   /** Copies the live tree (inodes with names) into tree `id`. */
   snapshotLive(id: TreeId): void;

@@ -6,9 +6,12 @@
  */
 import { AvfsError } from '../protocol/errors';
 import { CHECKPOINT_NAME_RE } from '../protocol/names';
-import { LIVE, type MetaStore, type TreeId } from './backend';
+import type { RetentionSettings } from '../protocol/retention';
+import { type CheckpointRefCounts, LIVE, type MetaStore, type TreeId } from './backend';
+import type { ExtraRefs } from './gc';
 import type { Journal } from './journal';
 import type { QuotaBook, TreeUsage } from './quota';
+import { planRetention, readRetention, type RetentionPlan, writeRetention } from './retention';
 
 export interface CheckpointRow {
   id: number;
@@ -38,6 +41,12 @@ export function checkCheckpointName(name: string): string {
   return name;
 }
 
+/** One path of an edited checkpoint and the inode it takes from the source (null: the path goes). */
+export interface Edit {
+  path: string;
+  ino: number | null;
+}
+
 export interface SaveOptions {
   name?: string;
   description?: string;
@@ -45,6 +54,14 @@ export interface SaveOptions {
   prefix?: string;
   /** A baseline of proxy exec: named with a leading dot, hidden from listings, never journaled. */
   internal?: boolean;
+  /** The run (proxy exec's id) whose restore point this is: retention holds it while the run is pending or recent. */
+  run?: string;
+}
+
+export interface PruneResult extends RetentionPlan {
+  /** Bytes the pruned checkpoints held alone, together: what gc gives back for them. */
+  freed_bytes: number;
+  dry_run: boolean;
 }
 
 export class Checkpoints {
@@ -53,6 +70,11 @@ export class Checkpoints {
     private readonly journal: Journal,
     private readonly quotas: QuotaBook,
   ) {}
+
+  /** What each checkpoint holds alone, counted by the backend (checkpointRefs.ts on SQLite). */
+  get refs(): CheckpointRefCounts {
+    return this.meta.refs;
+  }
 
   /** The checkpoints users see (internal baselines, named with a leading dot, are left out). */
   list(): CheckpointRow[] {
@@ -76,7 +98,7 @@ export class Checkpoints {
    */
   save(opts: SaveOptions = {}): CheckpointRow {
     if (opts.name !== undefined) checkCheckpointName(opts.name);
-    return this.meta.write(() => {
+    const row = this.meta.write(() => {
       if (opts.name !== undefined && this.meta.checkpointByName(opts.name)) {
         throw new AvfsError('AlreadyExists', `a checkpoint named ${opts.name} already exists`, { checkpoint: opts.name });
       }
@@ -100,9 +122,17 @@ export class Checkpoints {
       this.meta.snapshotLive(id);
       const counted = this.meta.treeCounts(id);
       this.meta.setCheckpointCounts(id, counted.files, counted.bytes);
-      if (!opts.internal) this.journal.append('checkpoint_save', null, { details: { checkpoint: name, auto: !!opts.auto, description: opts.description ?? null } });
+      if (!opts.internal) {
+        this.journal.append('checkpoint_save', null, {
+          details: { checkpoint: name, auto: !!opts.auto, description: opts.description ?? null, ...(opts.run !== undefined ? { run: opts.run } : {}) },
+        });
+      }
       return this.get(name);
     });
+
+    // Retention runs after each automatic checkpoint, in a transaction of its own (a restore runs it after its own).
+    if (opts.auto && !opts.internal && !this.meta.inTransaction) this.applyRetention();
+    return row;
   }
 
   /**
@@ -111,7 +141,7 @@ export class Checkpoints {
    * unless `force` (the quotas then refuse further growth, as for any vault over its quota).
    */
   restore(name: string, opts: { force?: boolean } = {}): { checkpoint: CheckpointRow; undo: CheckpointRow } {
-    return this.meta.write(() => {
+    const restored = this.meta.write(() => {
       const cp = this.get(name);
       const before = this.usage();
       const undo = this.save({ auto: true, prefix: 'before-restore', description: `automatic, before restoring ${name}` });
@@ -123,6 +153,8 @@ export class Checkpoints {
       this.journal.append('checkpoint_restore', null, { details: { checkpoint: name, undo: undo.name, ...(opts.force ? { force: true } : {}) } });
       return { checkpoint: cp, undo };
     });
+    if (!this.meta.inTransaction) this.applyRetention();
+    return restored;
   }
 
   /**
@@ -132,7 +164,7 @@ export class Checkpoints {
    * sync makes its new base from: the old base with the project's changes, which the live tree now
    * holds, and none of the vault's own.
    */
-  derive(from: string, edits: Array<{ path: string; ino: number | null }>, prefix: string, source: CheckpointRow | 'live' = 'live'): CheckpointRow {
+  derive(from: string, edits: Edit[], prefix: string, source: CheckpointRow | 'live' = 'live'): CheckpointRow {
     const m = this.meta;
     return m.write(() => {
       const src = this.get(from);
@@ -140,45 +172,70 @@ export class Checkpoints {
       const name = `.${prefix}-${stamp(Date.now())}-${id}`;
       m.insertCheckpoint({ ...src, id, name, created_ms: Date.now(), auto: 1, file_count: 0, total_bytes: 0 });
       m.copyTree(src.id, id);
-      const isDir = (ino: number) => ((m.inode(id, ino)?.mode ?? 0) >> 12) === 4;
-      const dropInode = (ino: number) => {
-        if (m.cpLinks(id, ino) > 0) return;
-        for (const c of m.children(id, ino)) {
-          m.cpDeleteDentry(id, ino, c.name);
-          dropInode(c.ino);
-        }
-        m.cpDropInode(id, ino);
-      };
-      const srcTree: TreeId = source === 'live' ? LIVE : source.id;
-      const isDirAt = (ino: number) => ((m.inode(srcTree, ino)?.mode ?? 0) >> 12) === 4;
-      for (const e of edits) {
-        const parts = e.path.split('/').filter(Boolean);
-        const leaf = parts.pop();
-        if (leaf === undefined) continue;
-        let parent = 1;
-        for (const c of parts) {
-          const next = m.child(id, parent, c);
-          if (next === undefined) throw new AvfsError('Internal', `deriving a checkpoint: ${e.path} has no parent ${c}`, { path: e.path });
-          parent = next;
-        }
-        const old = m.child(id, parent, leaf);
-        if (old !== undefined && e.ino !== null && isDir(old) && isDirAt(e.ino)) {
-          // A directory kept: its entries stay, its attributes are the source's.
-          m.cpSetDirAttrs(id, old, srcTree, e.ino);
-          continue;
-        }
-        if (old !== undefined) {
-          m.cpDeleteDentry(id, parent, leaf);
-          dropInode(old);
-        }
-        if (e.ino === null) continue;
-        m.cpCopyInode(id, srcTree, e.ino);
-        m.cpInsertDentry(id, parent, leaf, e.ino);
-      }
-      const counted = m.treeCounts(id);
-      m.setCheckpointCounts(id, counted.files, counted.bytes);
+      this.edit(id, edits, source);
       return this.get(name);
     });
+  }
+
+  /**
+   * Edits checkpoint `name` in place, as `derive` would edit its copy: the work grows with the
+   * edits, not with the tree. Only for an internal checkpoint that one owner holds (a vault's
+   * base, which moves forward at every apply); `journal_seq`, if given, becomes the checkpoint's.
+   */
+  amend(name: string, edits: Edit[], source: CheckpointRow | 'live' = 'live', journalSeq?: number): CheckpointRow {
+    if (!name.startsWith('.')) throw new AvfsError('Internal', `only an internal checkpoint is edited in place, not ${name}`, { checkpoint: name });
+    return this.meta.write(() => {
+      const cp = this.get(name);
+      // Its chunk references change under the counts: it is counted again when next needed.
+      this.refs.uncount(cp.id);
+      this.edit(cp.id, edits, source);
+      if (journalSeq !== undefined) this.meta.setCheckpointJournalSeq(cp.id, journalSeq);
+      return this.get(name);
+    });
+  }
+
+  /** Makes `edits` in checkpoint `id`'s rows (inside the caller's transaction), then counts its files and bytes again. */
+  private edit(id: number, edits: Edit[], source: CheckpointRow | 'live'): void {
+    const m = this.meta;
+    const from: TreeId = source === 'live' ? LIVE : source.id;
+    const isDir = (mode: number | undefined) => (mode ?? 0) >> 12 === 4;
+    const dropInode = (ino: number) => {
+      // Another entry can name it only if it is a file with hard links (entries are not indexed by
+      // inode: looking for one reads the checkpoint's entries, so only then).
+      const n = m.inode(id, ino);
+      if (n && n.nlink > 1 && !isDir(n.mode) && m.cpLinks(id, ino) > 0) return;
+      for (const c of m.children(id, ino)) {
+        m.cpDeleteDentry(id, ino, c.name);
+        dropInode(c.ino);
+      }
+      m.cpDropInode(id, ino);
+    };
+    for (const e of edits) {
+      const parts = e.path.split('/').filter(Boolean);
+      const leaf = parts.pop();
+      if (leaf === undefined) continue;
+      let parent = 1;
+      for (const c of parts) {
+        const next = m.child(id, parent, c);
+        if (next === undefined) throw new AvfsError('Internal', `editing a checkpoint: ${e.path} has no parent ${c}`, { path: e.path });
+        parent = next;
+      }
+      const old = m.child(id, parent, leaf);
+      if (old !== undefined && e.ino !== null && isDir(m.inode(id, old)?.mode) && isDir(m.inode(from, e.ino)?.mode)) {
+        // A directory kept: its entries stay, its attributes are the source's.
+        m.cpSetDirAttrs(id, old, from, e.ino);
+        continue;
+      }
+      if (old !== undefined) {
+        m.cpDeleteDentry(id, parent, leaf);
+        dropInode(old);
+      }
+      if (e.ino === null) continue;
+      m.cpCopyInode(id, from, e.ino);
+      m.cpInsertDentry(id, parent, leaf, e.ino);
+    }
+    const counted = m.treeCounts(id);
+    m.setCheckpointCounts(id, counted.files, counted.bytes);
   }
 
   private usage(): TreeUsage {
@@ -186,13 +243,62 @@ export class Checkpoints {
     return { bytes: c.live_bytes, files: c.live_inodes, largestFile: this.meta.largestFile() };
   }
 
-  delete(name: string): CheckpointRow {
+  delete(name: string, why?: { retention: true }): CheckpointRow {
     return this.meta.write(() => {
       const cp = this.get(name);
+      this.refs.uncount(cp.id);
       this.meta.dropTree(cp.id);
       this.meta.deleteCheckpointRow(cp.id);
-      if (!name.startsWith('.')) this.journal.append('checkpoint_delete', null, { details: { checkpoint: name } });
+      if (!name.startsWith('.')) this.journal.append('checkpoint_delete', null, { details: { checkpoint: name, ...why } });
       return cp;
     });
+  }
+
+  /** The automatic checkpoints users see, oldest first: what retention applies to. */
+  private automatic(): CheckpointRow[] {
+    return this.meta.checkpointRows().filter((c) => c.auto === 1 && !c.name.startsWith('.'));
+  }
+
+  retention(): RetentionSettings {
+    return readRetention(this.meta);
+  }
+
+  /** Sets the vault's retention (journaled). It applies from the next automatic checkpoint or prune on. */
+  setRetention(settings: RetentionSettings): RetentionSettings {
+    this.meta.write(() => writeRetention(this.meta, this.journal, settings));
+    return this.retention();
+  }
+
+  /** What the retention keeps, holds and would prune now. */
+  plan(now = Date.now()): RetentionPlan {
+    return planRetention(this.meta, this.automatic(), this.retention(), now);
+  }
+
+  /**
+   * Deletes the automatic checkpoints the retention does not keep or hold, in one transaction,
+   * with what they held alone (`extra`: the chunks forks reference). Dry run: says, deletes nothing.
+   */
+  prune(opts: { dryRun?: boolean; extraRefs?: ExtraRefs } = {}): PruneResult {
+    if (!this.meta.readonly) this.refs.sync();
+    const run = () => {
+      const plan = this.plan();
+      const freed = this.refs.current() ? this.refs.together(plan.prune.map((c) => c.id), opts.extraRefs) : 0;
+      if (!opts.dryRun) for (const c of plan.prune) this.delete(c.name, { retention: true });
+      return { ...plan, freed_bytes: freed, dry_run: !!opts.dryRun };
+    };
+    return opts.dryRun && this.meta.readonly ? run() : this.meta.write(run);
+  }
+
+  /** Prunes what the retention no longer keeps (after an automatic checkpoint). Deletes only: the byte counts are left for later. */
+  private applyRetention(): void {
+    this.meta.write(() => {
+      for (const c of this.plan().prune) this.delete(c.name, { retention: true });
+    });
+  }
+
+  /** Bytes each checkpoint holds alone, by id (absent: 0); null when the counts cannot be brought up to date (a read-only vault). */
+  aloneBytes(extraRefs?: ExtraRefs): Map<number, number> | null {
+    if (!this.meta.readonly) this.refs.sync();
+    return this.refs.current() ? this.refs.alone(extraRefs) : null;
   }
 }

@@ -31,6 +31,11 @@ export class Journal {
     if (seq % TRIM_EVERY === 0) this.meta.trimJournal(Number(this.meta.getMeta('journal_max_entries') ?? DEFAULT_JOURNAL_MAX));
   }
 
+  /** The sequence number of the newest entry (0 for none): a mark to look for changes after. */
+  lastSeq(): number {
+    return this.meta.journalMaxSeq();
+  }
+
   /**
    * Every path a mutation after `seq` named (both paths of a rename, link or copy), or null when
    * that cannot be known from the trail: entries after `seq` were trimmed, or one replaced the

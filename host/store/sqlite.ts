@@ -5,6 +5,7 @@
  */
 import type { ChunkTable, Counters, DirentMode, GroupCommit, JournalRow, MetaStore, Node, TreeId } from './backend';
 import { LIVE } from './backend';
+import { CheckpointRefs } from './checkpointRefs';
 import type { CheckpointRow } from './checkpoints';
 import { type Db, fileReplaced, preparedOnUse, readTxn, schemaVersion, sideConnection, tableNames, writeTxn } from './db';
 import { FORK_KEY_PREFIX } from './forkLinks';
@@ -24,6 +25,7 @@ export class SqliteMeta implements MetaStore, ChunkTable {
   readonly kind = 'sqlite' as const;
   private readonly s;
   private groupCommit: GroupCommit | undefined;
+  private checkpointRefs: CheckpointRefs | undefined;
 
   constructor(readonly db: Db) {
     const p = <P extends unknown[], R = unknown>(sql: string) => () => db.prepare<P, R>(sql);
@@ -433,6 +435,13 @@ export class SqliteMeta implements MetaStore, ChunkTable {
   }
   setCheckpointCounts(id: number, files: number, bytes: number): void {
     this.db.prepare('UPDATE checkpoints SET file_count = ?, total_bytes = ? WHERE id = ?').run(files, bytes, id);
+  }
+  setCheckpointJournalSeq(id: number, seq: number): void {
+    this.db.prepare('UPDATE checkpoints SET journal_seq = ? WHERE id = ?').run(seq, id);
+  }
+  get refs(): CheckpointRefs {
+    this.checkpointRefs ??= new CheckpointRefs(this.db);
+    return this.checkpointRefs;
   }
   deleteCheckpointRow(id: number): void {
     this.db.prepare('DELETE FROM checkpoints WHERE id = ?').run(id);
