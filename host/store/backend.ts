@@ -141,8 +141,9 @@ export interface MetaStore extends ChunkTable {
   addInodes(n: number): void;
   /** Takes the next inode number and counts one more inode. */
   takeIno(): number;
-  /** Recomputes the live totals from the live tree (after a restore). */
+  /** Recomputes the live totals from the live tree. */
   recount(): void;
+  setCounters(c: Counters): void;
 
   // ---- reading a tree ----
   inode(tree: TreeId, ino: number): InodeRow | undefined;
@@ -213,8 +214,8 @@ export interface MetaStore extends ChunkTable {
   setCheckpointJournalSeq(id: number, seq: number): void;
   readonly refs: CheckpointRefCounts;
   deleteCheckpointRow(id: number): void;
-  /** Copies the live tree (inodes with names) into tree `id`. */
-  snapshotLive(id: TreeId): void;
+  /** Copies the live tree (inodes with names) into tree `id`; true when that was every inode (none unlinked but open). */
+  snapshotLive(id: TreeId): boolean;
   copyTree(from: TreeId, to: TreeId): void;
   /** Replaces the live tree with tree `id` (counters are the caller's: recount). */
   restoreTree(id: TreeId): void;

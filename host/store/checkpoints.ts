@@ -119,9 +119,12 @@ export class Checkpoints {
         total_bytes: counters.live_bytes,
         journal_seq: seq,
       });
-      this.meta.snapshotLive(id);
-      const counted = this.meta.treeCounts(id);
-      this.meta.setCheckpointCounts(id, counted.files, counted.bytes);
+      // Every inode copied (none is unlinked but open, the usual case): the live counters are the
+      // tree's totals. Else they are worked out.
+      if (!this.meta.snapshotLive(id)) {
+        const counted = this.meta.treeCounts(id);
+        this.meta.setCheckpointCounts(id, counted.files, counted.bytes);
+      }
       if (!opts.internal) {
         this.journal.append('checkpoint_save', null, {
           details: { checkpoint: name, auto: !!opts.auto, description: opts.description ?? null, ...(opts.run !== undefined ? { run: opts.run } : {}) },
@@ -146,8 +149,9 @@ export class Checkpoints {
       const before = this.usage();
       const undo = this.save({ auto: true, prefix: 'before-restore', description: `automatic, before restoring ${name}` });
       this.meta.restoreTree(cp.id);
-      // Inode numbers are never reused, so next_ino stays where it is.
-      this.meta.recount();
+      // Inode numbers are never reused, so next_ino stays where it is. The checkpoint's totals are
+      // the restored tree's (counted as the live counters count, when it was saved or edited).
+      this.meta.setCounters({ ...this.meta.counters()!, live_bytes: cp.total_bytes, live_inodes: cp.file_count });
       // Throwing here rolls the whole transaction back, the undo checkpoint included.
       if (!opts.force) this.quotas.checkReplace(before, this.usage(), name);
       this.journal.append('checkpoint_restore', null, { details: { checkpoint: name, undo: undo.name, ...(opts.force ? { force: true } : {}) } });
@@ -240,7 +244,8 @@ export class Checkpoints {
 
   private usage(): TreeUsage {
     const c = this.meta.counters()!;
-    return { bytes: c.live_bytes, files: c.live_inodes, largestFile: this.meta.largestFile() };
+    const largestFile = this.quotas.get().max_file_size_mb === null ? 0 : this.meta.largestFile();
+    return { bytes: c.live_bytes, files: c.live_inodes, largestFile };
   }
 
   delete(name: string, why?: { retention: true }): CheckpointRow {

@@ -446,13 +446,20 @@ export class SqliteMeta implements MetaStore, ChunkTable {
   deleteCheckpointRow(id: number): void {
     this.db.prepare('DELETE FROM checkpoints WHERE id = ?').run(id);
   }
-  snapshotLive(id: TreeId): void {
+  snapshotLive(id: TreeId): boolean {
     // Files unlinked but still open on a mount (nlink 0) are not part of the tree: leave them out,
     // or a restore would bring back inodes that nothing will ever free.
-    this.db.prepare(`INSERT INTO cp_inodes (cp, ${INODE_COLS}) SELECT ?, ${INODE_COLS} FROM inodes WHERE nlink > 0`).run(id);
+    const copied = this.db.prepare(`INSERT INTO cp_inodes (cp, ${INODE_COLS}) SELECT ?, ${INODE_COLS} FROM inodes WHERE nlink > 0`).run(id).changes;
     this.db.prepare('INSERT INTO cp_dentries (cp, parent, name, ino) SELECT ?, parent, name, ino FROM dentries').run(id);
     this.db.prepare('INSERT INTO cp_symlinks (cp, ino, target) SELECT ?, ino, target FROM symlinks').run(id);
-    this.db.prepare('INSERT INTO cp_extents (cp, ino, idx, hash) SELECT ?, e.ino, e.idx, e.hash FROM extents e JOIN inodes i ON i.ino = e.ino WHERE i.nlink > 0').run(id);
+    // Every inode copied (the usual case): the extents are copied without a lookup each.
+    const whole = copied === (this.db.prepare('SELECT COUNT(*) AS n FROM inodes').get() as { n: number }).n;
+    if (whole) this.db.prepare('INSERT INTO cp_extents (cp, ino, idx, hash) SELECT ?, ino, idx, hash FROM extents').run(id);
+    else this.db.prepare('INSERT INTO cp_extents (cp, ino, idx, hash) SELECT ?, e.ino, e.idx, e.hash FROM extents e JOIN inodes i ON i.ino = e.ino WHERE i.nlink > 0').run(id);
+    return whole;
+  }
+  setCounters(c: Counters): void {
+    this.db.prepare('INSERT OR REPLACE INTO counters (id, live_bytes, live_inodes, next_ino) VALUES (1, ?, ?, ?)').run(c.live_bytes, c.live_inodes, c.next_ino);
   }
   copyTree(from: TreeId, to: TreeId): void {
     this.db.prepare(`INSERT INTO cp_inodes (cp, ${INODE_COLS}) SELECT ?, ${INODE_COLS} FROM cp_inodes WHERE cp = ?`).run(to, from);
