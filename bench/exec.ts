@@ -152,9 +152,13 @@ async function breakdown(): Promise<void> {
       [`+ the start shell joining ${cgProcs.length} cgroup(s) (as the runner starts it)`, ['/bin/sh', '-c', START_SANDBOXED, 'avfs-sandbox', '--', ...full]],
     ];
     const samples = steps.map(() => [] as number[]);
+    const cpus = steps.map(() => 0);
     const cg: number[] = [];
     for (let r = 0; r < RUNS * 2; r++) {
-      steps.forEach(([, argv], i) => samples[i]!.push(timed(argv[0]!, argv.slice(1))));
+      steps.forEach(([, argv], i) => {
+        samples[i]!.push(timed(argv[0]!, argv.slice(1)));
+        cpus[i]! += cpuOfLast;
+      });
       const t0 = performance.now();
       const c = makeRunCgroups(spec.processes, spec.memoryBytes, spec.pidMax);
       // The start shell joins them in the runner; here the cgroups are only made and removed.
@@ -163,11 +167,14 @@ async function breakdown(): Promise<void> {
     }
     const med = samples.map(median);
     console.log(`\nwhere the sandbox's time goes (${RUNS * 2} interleaved spawns each, medians; limits: processes by ${by.processes}, memory by ${by.memory})\n`);
-    console.log('| start | median ms | + ms over the line before |');
-    console.log('|---|---|---|');
-    steps.forEach(([name], i) => console.log(`| ${name} | ${med[i]!.toFixed(1)} | ${i < 2 ? '' : (med[i]! - med[i === 2 ? 0 : i - 1]!).toFixed(1)} |`));
-    console.log(`| the run's cgroups made and removed (in the runner's process) | ${median(cg).toFixed(2)} | |`);
-    console.log(`\nthe runner's start of a sandboxed command − the unsandboxed one: ${(med[steps.length - 1]! - med[1]! + median(cg)).toFixed(1)} ms`);
+    const cpu = cpus.map((c) => c / (RUNS * 2));
+    const delta = (xs: number[], i: number) => (i < 2 ? '' : (xs[i]! - xs[i === 2 ? 0 : i - 1]!).toFixed(1));
+    console.log('| start | median ms | + ms over the line before | CPU ms (mean) | + CPU ms |');
+    console.log('|---|---|---|---|---|');
+    steps.forEach(([name], i) => console.log(`| ${name} | ${med[i]!.toFixed(1)} | ${delta(med, i)} | ${cpu[i]!.toFixed(1)} | ${delta(cpu, i)} |`));
+    console.log(`| the run's cgroups made and removed (in the runner's process) | ${median(cg).toFixed(2)} | | | |`);
+    const last = steps.length - 1;
+    console.log(`\nthe runner's start of a sandboxed command − the unsandboxed one: ${(med[last]! - med[1]! + median(cg)).toFixed(1)} ms wall, ${(cpu[last]! - cpu[1]!).toFixed(1)} ms CPU`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
