@@ -53,6 +53,11 @@ export class Journal {
     }
   }
 
+  /** The sequence number of the last entry (0 for an empty trail): what pathsSince is later asked from. */
+  lastSeq(): number {
+    return this.db.prepare<[], { s: number | null }>('SELECT MAX(seq) AS s FROM journal').get()?.s ?? 0;
+  }
+
   /**
    * Every path a mutation after `seq` named (both paths of a rename, link or copy), or null when
    * that cannot be known from the trail: entries after `seq` were trimmed, or one replaced the
