@@ -8,12 +8,12 @@ import * as path from 'node:path';
 import { AvfsError } from '../protocol/errors';
 import type { ApplyResult, ChangePlan, ProjectBase } from '../protocol/project';
 import { writeTxn } from '../store/db';
+import type { Edit } from '../store/checkpoints';
 import type { PathChange } from '../store/diff';
 import { kindOf } from '../store/inodes';
-import type { Vault } from '../store/vault';
 import { importTree } from '../vfs/transfer';
 import { Vfs } from '../vfs/vfs';
-import { baseJournalSeq, mustReadBase, readBase, setBaseJournalSeq, writeBase } from '../project/base';
+import { advanceBase, baseJournalSeq, mustReadBase, readBase, setBaseJournalSeq, writeBase } from '../project/base';
 import { commitSteps, recover } from '../project/commit';
 import { commitBranch, gitInfo, writePatch } from '../project/git';
 import { ProjectIgnore } from '../project/ignore';
@@ -49,16 +49,8 @@ function conflictError(plan: ChangePlan): AvfsError {
 
 const nothingMore = { dry_run: false, applied: 0, new_base: null, recovered: [] as string[] };
 
-/** Moves the base to `checkpoint` (a tree both sides now agree on) and drops the old one. */
-function moveBase(v: Vault, base: ProjectBase, checkpoint: string): void {
-  writeTxn(v.db, () => {
-    writeBase(v, { ...base, checkpoint, moved_at: new Date().toISOString() });
-    if (base.checkpoint !== base.git_checkpoint) v.checkpoints.delete(base.checkpoint);
-  });
-}
-
-/** The base edits of a partial apply: removals deepest first, then the paths as the snapshot has them, parents first. */
-function partEdits(changes: PathChange[]): Array<{ path: string; ino: number | null }> {
+/** The base edits of an apply: removals deepest first, then the paths as the vault has them, parents first. */
+function partEdits(changes: PathChange[]): Edit[] {
   const gone = changes.filter((c) => c.before && (!c.after || kindOf(c.before.mode) !== kindOf(c.after.mode))).reverse();
   return [...gone.map((c) => ({ path: c.path, ino: null })), ...changes.filter((c) => c.after).map((c) => ({ path: c.path, ino: c.after!.ino }))];
 }
@@ -97,28 +89,27 @@ function apply(ctx: OpsContext, p: Parameters<OpsTable['project/apply']>[1]): Ap
       });
       return { ...plan, ...nothingMore, dry_run: true, recovered };
     }
-    // The vault's tree as it is now: what is applied and, after, the new base (an agent may keep writing meanwhile).
-    const snap = v.checkpoints.save({ internal: true, prefix: 'base' });
-    try {
+    // One write transaction around the plan, the writes into the project and the base's move: what
+    // is applied is the vault's tree as it is now (an agent writing meanwhile waits), and an apply
+    // that fails or dies half-way leaves the base where it was (the project is rolled back by its
+    // journal, commit.ts). No snapshot of the whole tree: the base is edited at the changed paths.
+    return writeTxn(v.db, () => {
       const since = baseJournalSeq(v);
       const candidates = since === null ? null : v.journal.pathsSince(since);
-      const { plan, steps, changes } = planApply(v, base, baseTree, new TreeReader(v, refOf(snap.name, v)), root, {
+      const { plan, steps, changes } = planApply(v, base, baseTree, new TreeReader(v, { kind: 'live' }), root, {
         patch: p.patch,
         candidates,
         ...(p.paths ? { only: p.paths } : {}),
       });
       if (plan.conflicts.length > 0) throw conflictError(plan);
+      const seq = v.journal.lastSeq();
       const applied = commitSteps(root, steps);
-      // A whole apply: the project now agrees with the snapshot. Some paths only: with the old base but for them.
-      const newBase = p.paths ? v.checkpoints.derive(base.checkpoint, partEdits(changes), 'base', snap).name : snap.name;
-      moveBase(v, base, newBase);
+      const newBase = advanceBase(v, base, partEdits(changes), p.paths ? undefined : seq);
       // A partial apply keeps the old mark: the paths it left are still to be looked at.
-      if (!p.paths) setBaseJournalSeq(v, snap.journal_seq);
+      if (!p.paths) setBaseJournalSeq(v, seq);
       v.journal.append('project_apply', null, { details: { project: root, applied, base: newBase, ...(p.paths ? { paths: p.paths } : {}) } });
       return { ...plan, dry_run: false, applied, new_base: newBase, recovered };
-    } finally {
-      if (readBase(v)?.checkpoint !== snap.name) v.checkpoints.delete(snap.name);
-    }
+    });
   });
 }
 
@@ -145,7 +136,8 @@ export const projectOps = {
           const cp = v.checkpoints.save({ internal: true, prefix: 'base' });
           base.checkpoint = cp.name;
           setBaseJournalSeq(v, cp.journal_seq);
-          if (base.git_commit) base.git_checkpoint = base.checkpoint;
+          // The git checkpoint is a second copy: the base is edited in place at every apply, the tree of the base commit never.
+          if (base.git_commit) base.git_checkpoint = v.checkpoints.save({ internal: true, prefix: 'base-git' }).name;
           writeBase(v, base);
         });
         return { created: p.name, current: p.use, path: v.file, base, files_imported: s.files, dirs_created: s.dirs, symlinks: s.symlinks, total_bytes: s.bytes };

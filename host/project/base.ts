@@ -5,6 +5,7 @@
  */
 import type { ProjectBase } from '../protocol/project';
 import { AvfsError } from '../protocol/errors';
+import type { Edit } from '../store/checkpoints';
 import type { Vault } from '../store/vault';
 
 const KEYS = ['source', 'checkpoint', 'git_commit', 'git_checkpoint', 'git_prefix', 'exclude', 'created_at', 'moved_at'] as const;
@@ -54,3 +55,16 @@ export function baseJournalSeq(v: Vault): number | null {
 export function setBaseJournalSeq(v: Vault, seq: number | null): void {
   v.setMeta('base.journal_seq', seq === null ? null : String(seq));
 }
+
+/**
+ * Moves the base forward by `edits` (the paths both sides now agree on, taken from the live tree),
+ * in place: O(changed paths). A base that is also the git checkpoint (a vault made before the two
+ * were kept apart) is copied once instead, so `--git-branch` keeps the tree of the base commit.
+ */
+export function advanceBase(v: Vault, base: ProjectBase, edits: Edit[], journalSeq?: number): string {
+  const cp =
+    base.checkpoint !== base.git_checkpoint ? v.checkpoints.amend(base.checkpoint, edits, 'live', journalSeq) : v.checkpoints.derive(base.checkpoint, edits, 'base');
+  writeBase(v, { ...base, checkpoint: cp.name, moved_at: new Date().toISOString() });
+  return cp.name;
+}
+

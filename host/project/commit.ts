@@ -4,8 +4,9 @@
  * place), with a journal of the steps. Only then are the steps made, each one a rename: what a step
  * replaces or removes is renamed into the staging folder, not deleted. An apply interrupted at any
  * point (kill -9, power loss) is found by the next apply or sync of that folder and rolled back
- * from the journal (recover), so the project ends as it was; once the journal says done, only
- * the staging folder is left to remove.
+ * from the journal (recover), so the project ends as it was. The journal is written once, when
+ * everything is staged; removing it is the mark that the commit is whole (a staging folder
+ * without one is only cleaned up).
  */
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -22,7 +23,7 @@ export type Step =
 
 type JournalStep = { op: Step['op']; rel: string; mode?: number; oldMode?: number };
 interface Journal {
-  state: 'prepared' | 'committing' | 'done';
+  state: 'committing';
   steps: JournalStep[];
 }
 
@@ -72,7 +73,7 @@ export function commitSteps(root: string, steps: Step[]): number {
     fs.mkdirSync(path.join(stage, 'old'));
   });
   const journal: Journal = {
-    state: 'prepared',
+    state: 'committing',
     steps: steps.map((s) => ({ op: s.op, rel: s.rel, ...('mode' in s ? { mode: s.mode } : {}), ...(s.op === 'chmod' ? { oldMode: s.oldMode } : {}) })),
   };
   try {
@@ -86,18 +87,22 @@ export function commitSteps(root: string, steps: Step[]): number {
         }
         // Not fsynced one by one: what the commit must survive is the process dying (the page cache
         // keeps what was written); a power loss is left to the file system's rename ordering.
-        fs.writeFileSync(staged, s.data, { mode: s.mode & 0o7777, flag: 'wx' });
-        fs.chmodSync(staged, s.mode & 0o7777);
-        fs.utimesSync(staged, seconds(s.mtimeNs), seconds(s.mtimeNs));
+        const fd = fs.openSync(staged, 'wx', s.mode & 0o7777);
+        try {
+          fs.writeSync(fd, s.data);
+          fs.fchmodSync(fd, s.mode & 0o7777);
+          fs.futimesSync(fd, seconds(s.mtimeNs), seconds(s.mtimeNs));
+        } finally {
+          fs.closeSync(fd);
+        }
       });
+      // From here on a staging folder found by recover is rolled back step by step.
       writeJournal(stage, journal);
     });
   } catch (e) {
     fs.rmSync(stage, { recursive: true, force: true });
     throw e;
   }
-  journal.state = 'committing';
-  writeJournal(stage, journal);
   let done = 0;
   try {
     steps.forEach((s, i) => {
@@ -129,10 +134,29 @@ export function commitSteps(root: string, steps: Step[]): number {
     rollBack(root, stage, journal);
     throw e;
   }
-  journal.state = 'done';
-  writeJournal(stage, journal);
-  fs.rmSync(stage, { recursive: true, force: true });
+  // Whole: without its journal the staging folder is only removed, never rolled back.
+  fs.unlinkSync(path.join(stage, JOURNAL));
+  removeStage(stage, steps.length);
   return done;
+}
+
+/** Removes a whole commit's staging folder: what the steps replaced (old/N), then the folders. */
+function removeStage(stage: string, count: number): void {
+  try {
+    for (let i = 0; i < count; i++) {
+      try {
+        fs.unlinkSync(path.join(stage, 'old', String(i)));
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT') continue;
+        throw e;
+      }
+    }
+    for (const d of ['new', 'old', '']) fs.rmdirSync(path.join(stage, d));
+  } catch {
+    // A directory replaced by the commit sits in old/ whole: the general way.
+    fs.rmSync(stage, { recursive: true, force: true });
+  }
 }
 
 /** Undoes what a commit made, last step first, from its journal and staging folder. */

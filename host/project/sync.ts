@@ -14,7 +14,7 @@ import { kindOf } from '../store/inodes';
 import type { Vault } from '../store/vault';
 import { staysInside } from '../vfs/transfer';
 import { Vfs } from '../vfs/vfs';
-import { writeBase } from './base';
+import { advanceBase } from './base';
 import { ProjectIgnore } from './ignore';
 import { totalsOf } from './plan';
 import { type HostEntry, hostEntry, refOf, sameEntry, TreeReader } from './trees';
@@ -155,11 +155,9 @@ export function planSync(
       }
     }
     const edits = [...removes.map((t) => ({ path: t.path, ino: null })), ...creates.map((t) => ({ path: t.path, ino: vfs.resolve(t.path, false).ino }))];
-    const cp = v.checkpoints.derive(base.checkpoint, edits, 'base');
-    writeBase(v, { ...base, checkpoint: cp.name, moved_at: new Date().toISOString() });
-    if (base.checkpoint !== base.git_checkpoint) v.checkpoints.delete(base.checkpoint);
-    v.journal.append('project_sync', null, { details: { project: root, applied: todo.length, base: cp.name } });
-    return cp.name;
+    const moved = advanceBase(v, base, edits);
+    v.journal.append('project_sync', null, { details: { project: root, applied: todo.length, base: moved } });
+    return moved;
   });
   return { ...plan, dry_run: false, applied: todo.length, new_base: newBase, recovered: opts.recovered };
 }

@@ -54,6 +54,7 @@ import { runCommand, type RunOptions, type RunResult } from './runner';
 import type { SandboxSpec } from '../sandbox/bwrap';
 import { loadSandboxSettings, planSandbox, sandboxRecordOf, unsandboxedRecord } from '../sandbox/plan';
 import { sandboxSupport } from '../sandbox/probe';
+import { networkHostsOf } from '../policy/networkHosts';
 import { WorkingCopy, workingTreeOf } from './workingCopy';
 
 const TRANSITIONS: Record<ExecState, readonly ExecState[]> = {
@@ -231,8 +232,9 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
     // ---- validating
     if (!parsed.success) throw toAvfsError(parsed.error);
     const req = parsed.data;
-    // Started first: a one-shot call probes bwrap once (~5 ms) while it opens the vault; others keep the answer.
-    const support = req.sandbox === 'none' ? undefined : sandboxSupport();
+    // Started first: a one-shot call reads the probe's answer kept in the avfs home (or probes bwrap
+    // while it opens the vault); a host or mount server keeps it in memory.
+    const support = req.sandbox === 'none' ? undefined : sandboxSupport(deps.home.dir);
     const vaultCwd = normalizePath(req.cwd);
     vaultName = deps.home.resolve(req.vault);
     vault = vaults.open(vaultName);
@@ -313,7 +315,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
     const wantCheckpoint = req.checkpoint === 'always' || (req.checkpoint === 'auto' && risky && !req.readonly);
     if (wantCheckpoint) {
       run.move('checkpointing');
-      checkpoint = await store.saveCheckpoint(vaultName, { auto: true, prefix: 'exec', description: `before: ${command.text}`.slice(0, 500) });
+      checkpoint = await store.saveCheckpoint(vaultName, { auto: true, prefix: 'exec', description: `before: ${command.text}`.slice(0, 500), run: run.id });
       guard?.tell({ checkpoint: checkpoint.name });
     }
 
@@ -357,6 +359,8 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
     let spec: SandboxSpec | undefined;
     if (mode === 'workspace' && supported?.ok && sandboxSettings) {
       const networked = decision.categories.includes('networked');
+      // The hosts the policy read from the command's network parts; null: not known, the whole network.
+      const hosts = networked ? networkHostsOf(decision.parts) : null;
       spec = planSandbox({
         bwrap: supported.bwrap,
         userns: supported.userns,
@@ -365,14 +369,17 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
         mountpoint: place,
         readonly: req.readonly,
         network: networked,
+        allowHosts: hosts,
         settings: sandboxSettings,
         searchPath: env.PATH ?? '',
+        pidMax: supported.pidMax,
       });
+      const to = hosts ? ` (${hosts.join(', ')} alone)` : ' (hosts the policy cannot name: the whole network)';
       const why = !networked
         ? 'the policy found no network use in the command'
         : approval
-          ? `approved by ${approval.by ?? 'an approver'}: the command talks to the network`
-          : `the policy let its network use run (${decision.rule})`;
+          ? `approved by ${approval.by ?? 'an approver'}: the command talks to the network${to}`
+          : `the policy let its network use run (${decision.rule})${to}`;
       sandbox = sandboxRecordOf(spec, supported.version, why);
     } else {
       sandbox = unsandboxedRecord(place, noneWhy);
@@ -454,7 +461,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
   } catch (e) {
     error = toAvfsError(e).toJSON();
     if (run.state !== 'failed') run.move('failed');
-    audit('exec_failed', { error: error.error, message: error.message });
+    audit('exec_failed', { error: error.error, message: error.message, checkpoint: checkpoint?.name ?? null });
     return envelope();
   } finally {
     try {

@@ -53,9 +53,9 @@ export class Journal {
     }
   }
 
-  /** The sequence number of the last entry (0 for an empty trail): what pathsSince is later asked from. */
+  /** The sequence number of the newest entry (0 for none): a mark to look for changes after. */
   lastSeq(): number {
-    return this.db.prepare<[], { s: number | null }>('SELECT MAX(seq) AS s FROM journal').get()?.s ?? 0;
+    return this.db.prepare<[], { s: number }>('SELECT COALESCE(MAX(seq), 0) AS s FROM journal').get()!.s;
   }
 
   /**

@@ -141,6 +141,13 @@ describe('avfs vault create --from, apply, vault sync', () => {
     const second = await cli(['apply']);
     assert.deepEqual((second.json.changes as Array<{ path: string }>).map((c) => c.path), ['src/app.py']);
     assert.equal(fs.readFileSync(join(proj, 'src', 'app.py'), 'utf8'), 'print("second round")\n');
+
+    // The base moved twice, the base commit's tree did not: a branch still carries everything since that commit.
+    const b = await cli(['apply', '--git-branch', 'agent/after']);
+    assert.equal(b.code, 0, JSON.stringify(b.json));
+    assert.equal(git(proj, 'show', 'agent/after:src/app.py'), 'print("second round")');
+    assert.equal(git(proj, 'ls-tree', 'agent/after', 'main.py'), '', 'the first apply\'s deletion is in the branch');
+    assert.equal(git(proj, 'show', 'agent/after:build.sh'), '#!/bin/sh\necho run');
   });
 
   test('apply PATH carries that change alone; the rest follows in the next apply', async () => {
@@ -299,7 +306,8 @@ describe('avfs vault create --from, apply, vault sync', () => {
     assert.equal((await cli(['stat', '/other.txt'])).json.error, 'NotFound', 'nothing was synced');
   });
 
-  for (const hold of [0, 2, 5]) {
+  // 8: every step made, the commit not yet marked whole (nor the vault's base moved).
+  for (const hold of [0, 2, 5, 8]) {
     test(`kill -9 in the middle of an apply (after ${hold} steps) leaves the project as it was`, async () => {
       const { proj, home, cli, avfs } = await setup();
       await avfs('write', '/src/app.py', 'print("agent")\n');
@@ -308,6 +316,7 @@ describe('avfs vault create --from, apply, vault sync', () => {
       await avfs('write', '-p', '/a/b/c.txt', 'deep\n');
       await avfs('chmod', '600', '/.gitignore');
       const before = snapshot(proj);
+      const planned = await cli(['apply', '--dry-run']);
       const child = spawn(process.execPath, [CLI, 'apply'], { env: { ...process.env, AVFS_HOME: home, AVFS_TEST_APPLY_HOLD: String(hold) }, stdio: ['ignore', 'pipe', 'pipe'] });
       await new Promise<void>((resolve, reject) => {
         let err = '';
@@ -325,6 +334,7 @@ describe('avfs vault create --from, apply, vault sync', () => {
       const dry = await cli(['apply', '--dry-run']);
       assert.deepEqual(dry.json.recovered, staging);
       assert.deepEqual(snapshot(proj), before, 'rolled back to exactly what it was');
+      assert.deepEqual(dry.json.changes, planned.json.changes, 'the base did not move: every change is still to apply');
       const r = await cli(['apply']);
       assert.equal(r.code, 0, JSON.stringify(r.json));
       assert.equal(fs.readFileSync(join(proj, 'a', 'b', 'c.txt'), 'utf8'), 'deep\n');

@@ -69,14 +69,18 @@ test("the window that started the host is killed with its process group: another
     await runJson(['vault', 'create', 'main'], { home });
     const window = await openWindow(home, 800);
     hostPid = window.hostPid;
-    // An agent's run through the host, started from a terminal: it outlasts the window.
-    const run = runCli(['--vault', 'main', 'proxy', 'exec', '--shell', 'sleep 2; echo finished > out.txt; echo finished'], { home });
+    // An agent's run through the host, started from a terminal: it outlasts the window. It waits for
+    // a file the test writes into the vault once the window is gone (a fixed sleep could end first
+    // on a loaded machine, and the idle host would then rightly exit).
+    const gate = 'for i in $(seq 1 600); do [ -e go ] && break; sleep 0.1; done; echo finished > out.txt; echo finished';
+    const run = runCli(['--vault', 'main', 'proxy', 'exec', '--shell', gate], { home });
     assert.ok(await waitFor(async () => JSON.parse((await runCli(['--json', 'host', 'status'], { home })).stdout).running_execs === 1, 20_000), 'the run started at the host');
     process.kill(-window.windowPid, 'SIGKILL');
     assert.ok(await waitFor(() => !alive(window.windowPid), 5_000));
     const status = await runJson(['host', 'status'], { home });
     assert.equal(status.json.pid, hostPid, `the same host still serves: ${JSON.stringify(status.json)}`);
     assert.deepEqual((status.json.clients as Array<{ name: string }>).map((c) => c.name).filter((n) => n === 'window'), [], 'the window is no longer a client');
+    assert.equal((await runCli(['--vault', 'main', 'write', '/go', 'now'], { home })).code, 0);
     const r = await run;
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, 'finished\n');

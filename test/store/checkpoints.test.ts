@@ -270,3 +270,51 @@ describe('crash during restore', () => {
     }
   });
 });
+
+describe('a checkpoint edited in place (a project base moving forward)', () => {
+  const t = tempVault();
+  const { vfs } = t;
+  const cps = vfs.vault.checkpoints;
+  after(t.cleanup);
+
+  test('amend takes the changed paths from the live tree, as derive does on a copy, and leaves the rest', () => {
+    vfs.writeFile('/a.txt', Buffer.from('a1'));
+    vfs.mkdir('/d');
+    vfs.writeFile('/d/b.txt', Buffer.from('b1'));
+    vfs.writeFile('/d/keep.txt', Buffer.from('keep'));
+    vfs.writeFile('/h1', Buffer.from('linked'));
+    vfs.link('/h1', '/h2');
+    const base = cps.save({ internal: true, prefix: 'base' });
+    const other = cps.save({ internal: true, prefix: 'other' });
+    vfs.writeFile('/a.txt', Buffer.from('a2, longer'));
+    vfs.rm('/d/b.txt');
+    vfs.writeFile('/d/e.txt', Buffer.from('new'));
+    vfs.mkdir('/n');
+    vfs.writeFile('/n/x', Buffer.from('x'));
+    vfs.writeFile('/h1', Buffer.from('linked, changed'));
+    const ino = (p: string) => vfs.stat(p, false).ino;
+    const edits = [
+      { path: '/d/b.txt', ino: null },
+      { path: '/a.txt', ino: ino('/a.txt') },
+      { path: '/d/e.txt', ino: ino('/d/e.txt') },
+      { path: '/n', ino: ino('/n') },
+      { path: '/n/x', ino: ino('/n/x') },
+      { path: '/h1', ino: ino('/h1') },
+    ];
+    const amended = cps.amend(base.name, edits, 'live', 12345);
+    const derived = cps.derive(other.name, edits, 'derived');
+    assert.equal(amended.name, base.name, 'the same checkpoint, edited');
+    assert.equal(amended.journal_seq, 12345);
+    for (const cp of [amended, derived]) {
+      const s = diffTrees(vfs.vault.db, vfs.inodes.chunks, cpRef(vfs, cp.name), liveRef);
+      assert.deepEqual([...s.added, ...s.modified, ...s.deleted], [], `${cp.name} holds the live tree`);
+    }
+    assert.equal(amended.file_count, derived.file_count);
+    assert.equal(amended.total_bytes, derived.total_bytes);
+    // The edit of one hard link's path is seen at the other (one inode), and /d/keep.txt was never touched.
+    vfs.writeFile('/d/keep.txt', Buffer.from('changed later'));
+    const later = diffTrees(vfs.vault.db, vfs.inodes.chunks, cpRef(vfs, base.name), liveRef);
+    assert.deepEqual(later.modified.map((m) => m.path), ['/d/keep.txt']);
+    assert.throws(() => cps.amend(cps.save({ name: 'mine' }).name, edits), (e: AvfsError) => e.kind === 'Internal', 'a user checkpoint is never edited');
+  });
+});
