@@ -28,7 +28,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connectHost, type HostClient } from '../host/daemon/client';
+import { connectHost, type HostConnection } from '../host/daemon/client';
 import { AvfsHome } from '../host/store/home';
 
 const ROOT = join(__dirname, '..');
@@ -133,7 +133,7 @@ async function main(): Promise<void> {
   while (!log.includes(' serving ') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
 
   const waiters = new Map<string, (t: number) => void>();
-  let client: HostClient | undefined;
+  let client: HostConnection | undefined;
   try {
     client = await connectHost(new AvfsHome(home), {
       name: 'bench',

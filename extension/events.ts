@@ -52,6 +52,7 @@ function effectOf(op: JournalOp): Effect {
       return 'whole_tree';
     case 'checkpoint_save':
     case 'checkpoint_delete':
+    case 'checkpoint_retention':
       return 'checkpoints';
     case 'fork_create':
     case 'quota_set':

@@ -4,6 +4,7 @@
 // The checkpoint travels in the query as JSON, as VS Code's git extension carries its ref, so the
 // path stays the file's own path and the editor shows the right name, icon and language.
 import { z } from 'zod';
+import { normalizePath as normalizeVaultPath } from '../host/protocol/paths';
 import { VAULT_NAME_RE } from '../host/protocol/vault';
 
 export const VAULT_SCHEME = 'avfs';
@@ -73,12 +74,16 @@ export function parseCheckpointUri(uri: UriParts): CheckpointLocation {
 }
 
 /**
- * A vault path from a URI path: absolute, `.` and empty segments dropped, no trailing slash.
- * `..` is kept as it is: the host refuses it with InvalidPath, which is the error to show.
+ * A vault path from a URI path, as the host reads it (host/protocol/paths.ts: `.` and empty
+ * segments dropped, `..` resolved, no trailing slash), taken from the root when relative. A path
+ * the host would refuse (`..` above the root, a NUL) names no file: BadUriError.
  */
 export function normalizePath(path: string): string {
-  const segments = path.split('/').filter((s) => s !== '' && s !== '.');
-  return `/${segments.join('/')}`;
+  try {
+    return normalizeVaultPath(path.startsWith('/') ? path : `/${path}`);
+  } catch (e) {
+    throw new BadUriError(path, e instanceof Error ? e.message : String(e));
+  }
 }
 
 export function joinPath(dir: string, name: string): string {

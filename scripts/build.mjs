@@ -120,6 +120,27 @@ const policyAreaOnly = {
 };
 
 /**
+ * The extension is two files: dist/extension.js (extension/entry.ts) is what VS Code loads and
+ * counts as the extension's activation time, and holds no zod and no protocol; it requires
+ * dist/extension-core.js (extension/extension.ts and everything it imports) once activate() has
+ * returned.
+ */
+const extensionCoreOutside = {
+  name: 'extension-core-outside',
+  setup(b) {
+    b.onResolve({ filter: /^\.\/extension$/ }, (args) =>
+      args.importer.endsWith(join('extension', 'entry.ts')) ? { path: './extension-core.js', external: true } : undefined,
+    );
+  },
+};
+
+/** The build fails if the extension's entry took in zod (an import that pulls the core into it). */
+function assertNoZod(file) {
+  const text = readFileSync(file, 'utf8');
+  if (/node_modules[\\/]zod|ZodType|\$ZodError/.test(text)) throw new Error(`${file} holds zod: the extension's entry (extension/entry.ts) must load the core only after activate() returns`);
+}
+
+/**
  * The CLI's cores are read as Latin-1 when they are ASCII (host/cli/bundleLoader.ts: three times
  * faster than decoding UTF-8). esbuild writes strings and regular expressions in ASCII already;
  * what is left are comments (a dash, an ellipsis), which become \u escapes. They are comments, so
@@ -209,9 +230,12 @@ export async function buildProduct({ outdir = dist, production = false, node = p
   const addon = buildFuseAddon();
   if (outdir !== dist) copyFileSync(addon, join(outdir, 'avfs_fuse.node'));
 
-  const extensionEntry = join(root, 'extension/extension.ts');
-  if (existsSync(extensionEntry)) {
-    await build({ ...options, entryPoints: [extensionEntry], outfile: join(outdir, 'extension.js') });
+  const extensionCore = join(root, 'extension/extension.ts');
+  if (existsSync(extensionCore)) {
+    // The extension is two files (see extensionCoreOutside): the entry VS Code loads, then its core.
+    await build({ ...options, entryPoints: [join(root, 'extension/entry.ts')], outfile: join(outdir, 'extension.js'), plugins: [extensionCoreOutside] });
+    await build({ ...options, entryPoints: [extensionCore], outfile: join(outdir, 'extension-core.js') });
+    assertNoZod(join(outdir, 'extension.js'));
     // The executions view's page script: runs in the editor's browser frame, one self-contained file.
     await build({
       bundle: true,

@@ -7,7 +7,7 @@
  * otherwise: the same operation either way, so the same output and the same exit code.
  */
 import type { Command } from 'commander';
-import type { HostClient } from '../daemon/client';
+import type { HostConnection } from '../daemon/client';
 import type { OpName, OpsContext } from '../ops/context';
 import { AvfsError, toAvfsError } from '../protocol/errors';
 import { terminalText } from '../protocol/terminalText';
@@ -42,7 +42,7 @@ export class CliContext {
   /** Set by a command that leaves native handles (a FUSE mount it served) keeping the process alive. */
   exitWhenDone = false;
   /** The host connection: undefined until the first call looks, null when there is none. */
-  private remote: Promise<HostClient | null> | undefined;
+  private remote: Promise<HostConnection | null> | undefined;
   private local: OpsContext | undefined;
 
   constructor(
@@ -113,7 +113,7 @@ export class CliContext {
    * The running host, connected; null when there is none. Its record is a small file, so looking
    * costs little; a record left by a crashed host is cleared on the way and the call runs here.
    */
-  private host(): Promise<HostClient | null> {
+  private host(): Promise<HostConnection | null> {
     this.remote ??= (async () => {
       if (process.env[NO_HOST_ENV] === '1') return null;
       const { readHost } = await import('../daemon/lock');

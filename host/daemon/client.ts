@@ -15,7 +15,8 @@ import { FrameReader, FrameWriter } from './frames';
 import { pidAlive } from '../fuse/liveness';
 import { fromRpcError } from './rpcErrors';
 
-export interface HostClient {
+/** A connection of another process (the CLI, MCP, a test) to the host of an avfs home. The editor's own, with restarts and a state, is extension/client/hostClient.ts's HostClient. */
+export interface HostConnection {
   host: HostRecord;
   conn: MessageConnection;
   clientId: string;
@@ -97,7 +98,7 @@ async function request<T>(conn: MessageConnection, method: string, params: unkno
 }
 
 /** The running host of `home`, connected; undefined when there is none (or it does not answer). */
-export async function connectHost(home: HomeDir, opts: ConnectOptions): Promise<HostClient | undefined> {
+export async function connectHost(home: HomeDir, opts: ConnectOptions): Promise<HostConnection | undefined> {
   const host = readHost(home);
   if (!host) return undefined;
   const socket = await openSocket(host, opts.timeoutMs ?? 2000);

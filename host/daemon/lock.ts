@@ -5,15 +5,15 @@
  */
 import { linkSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { z } from 'zod';
 import { AvfsError } from '../protocol/errors';
+import { HostRecord } from '../protocol/records';
 import { pidAlive } from '../fuse/liveness';
 import type { HomeDir } from '../store/homeDir';
 import { isOwnSocket, unixSocketPath } from '../store/socketPath';
 import { makePrivateDir, writePrivateFile } from '../store/privateFs';
 
-export const HostRecord = z.object({ pid: z.number().int(), socket: z.string(), started_at: z.string(), version: z.string() });
-export type HostRecord = z.infer<typeof HostRecord>;
+// The record's format is the protocol's (host/protocol/records.ts).
+export { HostRecord };
 
 export function hostFile(home: HomeDir): string {
   return join(home.dir, 'host.json');

@@ -45,7 +45,7 @@ interface Thread {
 }
 
 /** Answered on the host's own thread (see above). */
-const INLINE: ReadonlySet<OpName> = new Set<OpName>(['fs/stat', 'checkpoint/stat', 'checkpoint/info', 'quota/get']);
+const INLINE: ReadonlySet<OpName> = new Set<OpName>(['fs/stat', 'checkpoint/stat', 'quota/get']);
 
 type Distribute<M> = M extends ToWorker ? Omit<M, 'id'> : never;
 type Message = Distribute<ToWorker>;

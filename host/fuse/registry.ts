@@ -8,29 +8,15 @@ import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { z } from 'zod';
 import { AvfsError } from '../protocol/errors';
+import { MountRecord } from '../protocol/records';
 import type { AvfsHome } from '../store/home';
 import { unixSocketPath } from '../store/socketPath';
 import { mountEntry, mountTable, pidAlive, servedNow } from './liveness';
 import { makePrivateDir, writePrivateFile } from '../store/privateFs';
 
-export const MountRecord = z.object({
-  vault: z.string(),
-  mountpoint: z.string(),
-  readonly: z.boolean(),
-  /** Other users may reach it (absent in records written before the option existed: false). */
-  allow_other: z.boolean().optional(),
-  pid: z.number().int(),
-  started: z.string(),
-  state: z.enum(['mounting', 'mounted', 'unmounting']),
-  log: z.string().optional(),
-  /** The server's exec endpoint (host/proxy/mountExec.ts): a CLI call that finds this mount hands its run there. */
-  exec_socket: z.string().optional(),
-  /** The avfs version of the server (a call of another version runs in its own process). */
-  version: z.string().optional(),
-});
-export type MountRecord = z.infer<typeof MountRecord>;
+// The record's format is the protocol's (host/protocol/records.ts).
+export { MountRecord };
 
 export { mountEntry, type MountInfoEntry, mountTable, pidAlive } from './liveness';
 

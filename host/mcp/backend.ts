@@ -5,7 +5,7 @@
  * read): an editor may start one after the server did, or stop it.
  */
 import { randomUUID } from 'node:crypto';
-import type { HostClient } from '../daemon/client';
+import type { HostConnection } from '../daemon/client';
 import type { OpName, OpsContext } from '../ops/context';
 import type { ExecRequestInput, ExecState, ExecutionEnvelope } from '../protocol/exec';
 import type { MethodParams, MethodResult } from '../protocol/methods';
@@ -40,11 +40,11 @@ interface Runs {
 
 export function createBackend(opts: BackendOptions): McpBackend {
   const runs: Runs = { output: new Map() };
-  let host: Promise<HostClient | undefined> | undefined;
+  let host: Promise<HostConnection | undefined> | undefined;
   let local: { ctx: OpsContext; home: AvfsHome } | undefined;
 
   /** The host, connected; a connection the host closed is dropped, and the next call looks again. */
-  async function hostClient(): Promise<HostClient | undefined> {
+  async function hostClient(): Promise<HostConnection | undefined> {
     if (opts.noHost) return undefined;
     if (host) {
       const h = await host;

@@ -4,9 +4,15 @@
  */
 import { assertNotMounted } from '../fuse/registry';
 import type { CheckpointInfo } from '../protocol/changes';
+import { AvfsError } from '../protocol/errors';
+import type { MethodParamsParsed } from '../protocol/methods';
+import type { RetentionInfo } from '../protocol/methods/checkpoints';
+import { checkKeepLast, describeRetention, formatAge, parseAge, type RetentionSettings } from '../protocol/retention';
 import type { CheckpointRow } from '../store/checkpoints';
 import { CheckpointTree } from '../store/checkpointTree';
 import { diffTrees, type TreeRef } from '../store/diff';
+import { descendantRefs } from '../store/forks';
+import { collectGarbage } from '../store/gc';
 import type { Vault } from '../store/vault';
 import { checkVaultPath, splitPath } from '../vfs/paths';
 import { dirEntryOf, statOf } from '../vfs/vfs';
@@ -14,7 +20,8 @@ import type { OpsContext, OpsTable } from './context';
 import { humanBytes } from './format';
 import { reading, writing } from './vaultAccess';
 
-export function checkpointInfo(row: CheckpointRow): CheckpointInfo {
+export function checkpointInfo(row: CheckpointRow, alone: Map<number, number> | null = null): CheckpointInfo {
+  const held = alone === null ? null : (alone.get(row.id) ?? 0);
   return {
     name: row.name,
     created_at: new Date(row.created_ms).toISOString(),
@@ -23,6 +30,48 @@ export function checkpointInfo(row: CheckpointRow): CheckpointInfo {
     file_count: row.file_count,
     total_size: row.total_bytes,
     total_size_human: humanBytes(row.total_bytes),
+    alone_size: held,
+    alone_size_human: held === null ? null : humanBytes(held),
+  };
+}
+
+/**
+ * What each checkpoint holds alone, counting the chunks the vault's forks reference as held by
+ * them. Null when it cannot be known: the vault is read-only (the counts cannot be brought up to
+ * date) or a fork cannot be read.
+ */
+function aloneBytes(ctx: OpsContext, v: Vault): Map<number, number> | null {
+  try {
+    return v.checkpoints.aloneBytes(() => descendantRefs(ctx.home, v.name));
+  } catch (e) {
+    if (e instanceof AvfsError && (e.kind === 'StorageError' || e.kind === 'ReadOnly')) return null;
+    throw e;
+  }
+}
+
+export function retentionInfo(r: RetentionSettings): RetentionInfo {
+  return {
+    keep_last: r.keep_last,
+    max_age_ms: r.max_age_ms,
+    max_age: r.max_age_ms === null ? null : formatAge(r.max_age_ms),
+    off: r.keep_last === null && r.max_age_ms === null,
+    hold_recent_ms: r.hold_recent_ms,
+    hold_recent: formatAge(r.hold_recent_ms),
+    description: describeRetention(r),
+  };
+}
+
+/** The settings a `checkpoint/retention` call asks for (undefined: it only reads them); bad values are InvalidInput. */
+function askedRetention(current: RetentionSettings, p: MethodParamsParsed<'checkpoint/retention'>): RetentionSettings | undefined {
+  const given = p.keep_last !== undefined || p.max_age !== undefined;
+  if (p.off && given) throw new AvfsError('InvalidInput', 'off drops both rules: give it alone, without keep_last or max_age', { field: 'off' });
+  const hold_recent_ms = p.hold_recent === undefined ? current.hold_recent_ms : parseAge(p.hold_recent, 'hold_recent', true);
+  if (p.off) return { keep_last: null, max_age_ms: null, hold_recent_ms };
+  if (!given && p.hold_recent === undefined) return undefined;
+  return {
+    keep_last: p.keep_last === undefined ? current.keep_last : p.keep_last === null ? null : checkKeepLast(p.keep_last),
+    max_age_ms: p.max_age === undefined ? current.max_age_ms : p.max_age === null ? null : parseAge(p.max_age),
+    hold_recent_ms,
   };
 }
 
@@ -52,9 +101,38 @@ export const checkpointOps = {
       checkpointInfo(v.checkpoints.save({ ...(p.name !== undefined ? { name: p.name } : {}), ...(p.description !== undefined ? { description: p.description } : {}) })),
     ),
 
-  'checkpoint/list': (ctx, p) => reading(ctx, p.vault, (v) => ({ checkpoints: v.checkpoints.list().map(checkpointInfo) })),
+  // Writing: the counts behind alone_size are brought up to date first (a read-only vault lists without them).
+  'checkpoint/list': (ctx, p) =>
+    writing(ctx, p.vault, (v) => {
+      const alone = aloneBytes(ctx, v);
+      return { checkpoints: v.checkpoints.list().map((c) => checkpointInfo(c, alone)) };
+    }),
 
-  'checkpoint/info': (ctx, p) => reading(ctx, p.vault, (v) => checkpointInfo(v.checkpoints.get(p.name))),
+  'checkpoint/info': (ctx, p) => writing(ctx, p.vault, (v) => checkpointInfo(v.checkpoints.get(p.name), aloneBytes(ctx, v))),
+
+  'checkpoint/retention': (ctx, p) =>
+    writing(ctx, p.vault, (v) => {
+      const asked = askedRetention(v.checkpoints.retention(), p);
+      return retentionInfo(asked === undefined ? v.checkpoints.retention() : v.checkpoints.setRetention(asked));
+    }),
+
+  'checkpoint/prune': (ctx, p) =>
+    writing(ctx, p.vault, (v) => {
+      const extraRefs = () => descendantRefs(ctx.home, v.name);
+      const alone = aloneBytes(ctx, v);
+      const r = v.checkpoints.prune({ dryRun: p.dry_run, extraRefs });
+      const gc = p.gc ? collectGarbage(v.db, { dryRun: p.dry_run, extraRefs }) : null;
+      return {
+        dry_run: r.dry_run,
+        retention: retentionInfo(r.settings),
+        pruned: r.prune.map((c) => checkpointInfo(c, alone)),
+        held: r.held.map((h) => ({ name: h.row.name, reason: h.reason })),
+        kept: r.kept.length,
+        freed_size: r.freed_bytes,
+        freed_size_human: humanBytes(r.freed_bytes),
+        gc,
+      };
+    }),
 
   /**
    * Refused while the vault is mounted (the mount's open files would point into a tree that no

@@ -16,6 +16,11 @@ export const CheckpointInfo = z.object({
   file_count: z.number().describe('entries in the tree: files, directories, symlinks'),
   total_size: z.number().describe('logical bytes of the files in the tree'),
   total_size_human: z.string(),
+  alone_size: z
+    .number()
+    .nullable()
+    .describe('bytes of the chunks only this checkpoint references (not the current tree, another checkpoint or a fork): what deleting it and running gc gives back; null where not computed'),
+  alone_size_human: z.string().nullable(),
 });
 export type CheckpointInfo = z.infer<typeof CheckpointInfo>;
 
@@ -84,6 +89,7 @@ export const JOURNAL_OPS = [
   'checkpoint_save',
   'checkpoint_restore',
   'checkpoint_delete',
+  'checkpoint_retention',
   'fork_create',
   'fork_flatten',
   // Vault settings.

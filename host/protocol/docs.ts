@@ -5,6 +5,7 @@ import { ERROR_TABLE, ErrorJson } from './errors';
 import { ExecRequest, ExecutionEnvelope } from './exec';
 import { CliHelp } from './help';
 import { Decision, PolicyRuleFile, PolicyRulesReport } from './policy';
+import { HostRecord, MountRecord } from './records';
 import { QuotaStatus, Stat, VaultInfo, VaultSummary } from './vault';
 
 const SCHEMAS: Record<string, z.ZodType> = {
@@ -22,6 +23,8 @@ const SCHEMAS: Record<string, z.ZodType> = {
   'policy-decision': Decision,
   'policy-rule-file': PolicyRuleFile,
   'policy-rules-report': PolicyRulesReport,
+  'host-record': HostRecord,
+  'mount-record': MountRecord,
 };
 
 const REQUEST_SCHEMAS: Record<string, z.ZodType> = {

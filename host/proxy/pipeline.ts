@@ -304,7 +304,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
     const wantCheckpoint = req.checkpoint === 'always' || (req.checkpoint === 'auto' && risky && !req.readonly);
     if (wantCheckpoint) {
       run.move('checkpointing');
-      checkpoint = await store.saveCheckpoint(vaultName, { auto: true, prefix: 'exec', description: `before: ${command.text}`.slice(0, 500) });
+      checkpoint = await store.saveCheckpoint(vaultName, { auto: true, prefix: 'exec', description: `before: ${command.text}`.slice(0, 500), run: run.id });
       guard?.tell({ checkpoint: checkpoint.name });
     }
 
@@ -413,7 +413,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
   } catch (e) {
     error = toAvfsError(e).toJSON();
     if (run.state !== 'failed') run.move('failed');
-    audit('exec_failed', { error: error.error, message: error.message });
+    audit('exec_failed', { error: error.error, message: error.message, checkpoint: checkpoint?.name ?? null });
     return envelope();
   } finally {
     try {

@@ -6,10 +6,14 @@
  */
 import { AvfsError } from '../protocol/errors';
 import { CHECKPOINT_NAME_RE } from '../protocol/names';
+import type { RetentionSettings } from '../protocol/retention';
+import { CheckpointRefs } from './checkpointRefs';
 import type { Db } from './db';
 import { writeTxn } from './db';
+import type { ExtraRefs } from './gc';
 import type { Journal } from './journal';
 import type { QuotaBook, TreeUsage } from './quota';
+import { planRetention, readRetention, type RetentionPlan, writeRetention } from './retention';
 
 export interface CheckpointRow {
   id: number;
@@ -54,14 +58,26 @@ export interface SaveOptions {
   prefix?: string;
   /** A baseline of proxy exec: named with a leading dot, hidden from listings, never journaled. */
   internal?: boolean;
+  /** The run (proxy exec's id) whose restore point this is: retention holds it while the run is pending or recent. */
+  run?: string;
+}
+
+export interface PruneResult extends RetentionPlan {
+  /** Bytes the pruned checkpoints held alone, together: what gc gives back for them. */
+  freed_bytes: number;
+  dry_run: boolean;
 }
 
 export class Checkpoints {
+  readonly refs: CheckpointRefs;
+
   constructor(
     private readonly db: Db,
     private readonly journal: Journal,
     private readonly quotas: QuotaBook,
-  ) {}
+  ) {
+    this.refs = new CheckpointRefs(db);
+  }
 
   /** The checkpoints users see (internal baselines, named with a leading dot, are left out). */
   list(): CheckpointRow[] {
@@ -85,7 +101,7 @@ export class Checkpoints {
    */
   save(opts: SaveOptions = {}): CheckpointRow {
     if (opts.name !== undefined) checkCheckpointName(opts.name);
-    return writeTxn(this.db, () => {
+    const row = writeTxn(this.db, () => {
       if (opts.name !== undefined && this.db.prepare('SELECT 1 FROM checkpoints WHERE name = ?').get(opts.name)) {
         throw new AvfsError('AlreadyExists', `a checkpoint named ${opts.name} already exists`, { checkpoint: opts.name });
       }
@@ -116,9 +132,16 @@ export class Checkpoints {
         .prepare("SELECT COUNT(*) - 1 AS n, COALESCE(SUM(CASE WHEN (mode & 61440) = 32768 THEN size END), 0) AS bytes FROM cp_inodes WHERE cp = ?")
         .get(id) as { n: number; bytes: number };
       this.db.prepare('UPDATE checkpoints SET file_count = ?, total_bytes = ? WHERE id = ?').run(counted.n, counted.bytes, id);
-      if (!opts.internal) this.journal.append('checkpoint_save', null, { details: { checkpoint: name, auto: !!opts.auto, description: opts.description ?? null } });
+      if (!opts.internal) {
+        this.journal.append('checkpoint_save', null, {
+          details: { checkpoint: name, auto: !!opts.auto, description: opts.description ?? null, ...(opts.run !== undefined ? { run: opts.run } : {}) },
+        });
+      }
       return this.get(name);
     });
+    // Retention runs after each automatic checkpoint, in a transaction of its own (a restore runs it after its own).
+    if (opts.auto && !opts.internal && !this.db.inTransaction) this.applyRetention();
+    return row;
   }
 
   /**
@@ -127,7 +150,7 @@ export class Checkpoints {
    * unless `force` (the quotas then refuse further growth, as for any vault over its quota).
    */
   restore(name: string, opts: { force?: boolean } = {}): { checkpoint: CheckpointRow; undo: CheckpointRow } {
-    return writeTxn(this.db, () => {
+    const restored = writeTxn(this.db, () => {
       const cp = this.get(name);
       const before = this.usage();
       const undo = this.save({ auto: true, prefix: 'before-restore', description: `automatic, before restoring ${name}` });
@@ -150,6 +173,8 @@ export class Checkpoints {
       this.journal.append('checkpoint_restore', null, { details: { checkpoint: name, undo: undo.name, ...(opts.force ? { force: true } : {}) } });
       return { checkpoint: cp, undo };
     });
+    if (!this.db.inTransaction) this.applyRetention();
+    return restored;
   }
 
   /**
@@ -185,6 +210,8 @@ export class Checkpoints {
     if (!name.startsWith('.')) throw new AvfsError('Internal', `only an internal checkpoint is edited in place, not ${name}`, { checkpoint: name });
     return writeTxn(this.db, () => {
       const cp = this.get(name);
+      // Its chunk references change under the counts: it is counted again when next needed.
+      this.refs.uncount(cp.id);
       this.edit(cp.id, edits, source);
       if (journalSeq !== undefined) this.db.prepare('UPDATE checkpoints SET journal_seq = ? WHERE id = ?').run(journalSeq, cp.id);
       return this.get(name);
@@ -262,13 +289,62 @@ export class Checkpoints {
     return { bytes: r.bytes, files: r.files, largestFile: r.largest };
   }
 
-  delete(name: string): CheckpointRow {
+  delete(name: string, why?: { retention: true }): CheckpointRow {
     return writeTxn(this.db, () => {
       const cp = this.get(name);
+      this.refs.uncount(cp.id);
       for (const t of ['cp_inodes', 'cp_dentries', 'cp_symlinks', 'cp_extents']) this.db.prepare(`DELETE FROM ${t} WHERE cp = ?`).run(cp.id);
       this.db.prepare('DELETE FROM checkpoints WHERE id = ?').run(cp.id);
-      if (!name.startsWith('.')) this.journal.append('checkpoint_delete', null, { details: { checkpoint: name } });
+      if (!name.startsWith('.')) this.journal.append('checkpoint_delete', null, { details: { checkpoint: name, ...why } });
       return cp;
     });
+  }
+
+  /** The automatic checkpoints users see, oldest first: what retention applies to. */
+  private automatic(): CheckpointRow[] {
+    return this.db.prepare<[], CheckpointRow>("SELECT * FROM checkpoints WHERE auto = 1 AND name NOT LIKE '.%' ORDER BY id").all();
+  }
+
+  retention(): RetentionSettings {
+    return readRetention(this.db);
+  }
+
+  /** Sets the vault's retention (journaled). It applies from the next automatic checkpoint or prune on. */
+  setRetention(settings: RetentionSettings): RetentionSettings {
+    writeTxn(this.db, () => writeRetention(this.db, this.journal, settings));
+    return this.retention();
+  }
+
+  /** What the retention keeps, holds and would prune now. */
+  plan(now = Date.now()): RetentionPlan {
+    return planRetention(this.db, this.automatic(), this.retention(), now);
+  }
+
+  /**
+   * Deletes the automatic checkpoints the retention does not keep or hold, in one transaction,
+   * with what they held alone (`extra`: the chunks forks reference). Dry run: says, deletes nothing.
+   */
+  prune(opts: { dryRun?: boolean; extraRefs?: ExtraRefs } = {}): PruneResult {
+    if (!this.db.readonly) this.refs.sync();
+    const run = () => {
+      const plan = this.plan();
+      const freed = this.refs.current() ? this.refs.together(plan.prune.map((c) => c.id), opts.extraRefs) : 0;
+      if (!opts.dryRun) for (const c of plan.prune) this.delete(c.name, { retention: true });
+      return { ...plan, freed_bytes: freed, dry_run: !!opts.dryRun };
+    };
+    return opts.dryRun && this.db.readonly ? run() : writeTxn(this.db, run);
+  }
+
+  /** Prunes what the retention no longer keeps (after an automatic checkpoint). Deletes only: the byte counts are left for later. */
+  private applyRetention(): void {
+    writeTxn(this.db, () => {
+      for (const c of this.plan().prune) this.delete(c.name, { retention: true });
+    });
+  }
+
+  /** Bytes each checkpoint holds alone, by id (absent: 0); null when the counts cannot be brought up to date (a read-only vault). */
+  aloneBytes(extraRefs?: ExtraRefs): Map<number, number> | null {
+    if (!this.db.readonly) this.refs.sync();
+    return this.refs.current() ? this.refs.alone(extraRefs) : null;
   }
 }

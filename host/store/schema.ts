@@ -104,4 +104,11 @@ export const MIGRATIONS: readonly string[] = [
   DROP TABLE journal;
   ALTER TABLE journal_v3 RENAME TO journal;
   `,
+  // 4: what each checkpoint holds alone (checkpointRefs.ts): for each chunk hash a checkpoint
+  // references, how many checkpoints do and the sum of their ids (the one checkpoint's id when
+  // the count is 1); and which checkpoints those counts include (one saved since is counted on demand).
+  `
+  CREATE TABLE cp_refs (hash BLOB PRIMARY KEY, n INTEGER NOT NULL, ids INTEGER NOT NULL) WITHOUT ROWID;
+  CREATE TABLE cp_counted (cp INTEGER PRIMARY KEY);
+  `,
 ];

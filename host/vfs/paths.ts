@@ -6,30 +6,12 @@
  * mount, a relative path reaches files deeper than 4,096 bytes, as on a local file system.
  */
 import { AvfsError, err } from '../protocol/errors';
+import { normalizePath, splitPath } from '../protocol/paths';
 
-export const NAME_MAX = 255;
 export const PATH_MAX = 4096;
 
-/** Splits an absolute vault path into its components, resolving `.` and `..` lexically. */
-export function splitPath(path: string): string[] {
-  if (typeof path !== 'string') throw err.invalidPath(String(path), 'not a string');
-  if (path.includes('\0')) throw err.invalidPath(path, 'contains a NUL byte');
-  if (!path.startsWith('/')) throw err.invalidPath(path, 'vault paths are absolute (start with /)');
-  const out: string[] = [];
-  for (const part of path.split('/')) {
-    if (part === '' || part === '.') continue;
-    if (part === '..') {
-      if (out.length === 0) throw err.invalidPath(path, '".." would leave the vault root');
-      out.pop();
-      continue;
-    }
-    if (Buffer.byteLength(part) > NAME_MAX) {
-      throw new AvfsError('NameTooLong', `file name is longer than ${NAME_MAX} bytes`, { path, name: part.slice(0, 64) + '…' });
-    }
-    out.push(part);
-  }
-  return out;
-}
+// One normaliser for every side (the editor's URIs too): host/protocol/paths.ts.
+export { NAME_MAX, normalizePath, splitPath } from '../protocol/paths';
 
 /**
  * The directories a path's syntax implies, as lexical absolute paths: a component followed by
@@ -72,10 +54,6 @@ export function checkNewName(name: string, pathForErrors: string, what = 'name')
   if (LOSSY_NAME.test(name)) {
     throw err.invalidPath(pathForErrors, `the ${what} is not valid UTF-8 (or holds U+FFFD, which such bytes decode to), so it could not be kept exactly`);
   }
-}
-
-export function normalizePath(path: string): string {
-  return '/' + splitPath(path).join('/');
 }
 
 export function joinPath(dir: string, name: string): string {

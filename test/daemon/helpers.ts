@@ -3,7 +3,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { MessageConnection } from 'vscode-jsonrpc/node';
-import { connectHost, type HostClient } from '../../host/daemon/client';
+import { connectHost, type HostConnection } from '../../host/daemon/client';
 import { AvfsHome } from '../../host/store/home';
 import { CLI } from '../helpers';
 import { waitFor } from '../fuse/helpers';
@@ -41,7 +41,7 @@ export async function startHost(home: string, args: string[] = []): Promise<Host
   };
 }
 
-export async function client(home: string, opts: { name?: string; approver?: boolean | 'own'; setup?: (c: MessageConnection) => void } = {}): Promise<HostClient> {
+export async function client(home: string, opts: { name?: string; approver?: boolean | 'own'; setup?: (c: MessageConnection) => void } = {}): Promise<HostConnection> {
   const c = await connectHost(new AvfsHome(home), {
     name: opts.name ?? 'test client',
     kind: 'other',

@@ -10,7 +10,7 @@ import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { ApprovalRequest } from '../../host/protocol/exec';
 import { ExecutionEnvelope } from '../../host/protocol/exec';
-import { type HostClient } from '../../host/daemon/client';
+import { type HostConnection } from '../../host/daemon/client';
 import { groupMembers } from '../../host/proxy/processGroup';
 import { CLI, runCli, runJson, tempDir } from '../helpers';
 import { sh, waitFor } from '../fuse/helpers';
@@ -24,7 +24,7 @@ describe('avfs host', () => {
   const json = (args: string[]) => runJson(args, { home });
   const cli = (args: string[]) => runCli(args, { home });
   let host: HostProcess;
-  const open: HostClient[] = [];
+  const open: HostConnection[] = [];
   const connectClient = async (opts: Parameters<typeof client>[1] = {}) => {
     const c = await client(home, opts);
     open.push(c);

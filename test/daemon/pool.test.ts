@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { HostClient } from '../../host/daemon/client';
+import type { HostConnection } from '../../host/daemon/client';
 import { Vfs } from '../../host/vfs/vfs';
 import { tempVault } from '../helpers';
 import { client, type HostProcess, startHost } from './helpers';
@@ -13,8 +13,8 @@ import { client, type HostProcess, startHost } from './helpers';
 describe('the host\'s operation threads', () => {
   const t = tempVault('big');
   let host: HostProcess;
-  let slow: HostClient;
-  let quick: HostClient;
+  let slow: HostConnection;
+  let quick: HostConnection;
 
   before(async () => {
     // 50 directories of 1,000 files, a checkpoint, then 1,000 of them changed: a diff walks both trees whole.

@@ -19,7 +19,7 @@ import { ERROR_TABLE } from '../../host/protocol/errors';
 import { CLI, runCli, runJson, tempDir } from '../helpers';
 import { sh, waitFor } from '../fuse/helpers';
 import { client, type HostProcess, startHost } from './helpers';
-import type { HostClient } from '../../host/daemon/client';
+import type { HostConnection } from '../../host/daemon/client';
 
 /** A JSON-RPC client written by hand (no library), as a script in a run would: Content-Length frames on the host socket. */
 const RAW = String.raw`
@@ -118,7 +118,7 @@ describe('only a person answers: every self-approval path from inside a run is r
   const home = t.dir;
   const files = tempDir('avfs-attack-');
   let host: HostProcess;
-  let person: HostClient;
+  let person: HostConnection;
   const pending: Array<{ req: ApprovalRequest; answer: (a: string) => void }> = [];
 
   before(async () => {

@@ -71,6 +71,8 @@ test('checkpoints are listed newest first and described by age, size and descrip
     file_count: 3,
     total_size: 10,
     total_size_human: '10 B',
+    alone_size: null,
+    alone_size_human: null,
   });
   const list = [cp('first', '2026-01-10T10:00:00Z'), cp('third', '2026-01-10T11:30:00Z'), cp('second', '2026-01-10T11:00:00Z', 'clean tree')];
   assert.deepEqual(checkpointsNewestFirst(list).map((c) => c.name), ['third', 'second', 'first']);
@@ -79,7 +81,7 @@ test('checkpoints are listed newest first and described by age, size and descrip
 
 test('a checkpoint description or a vault path from the host is shown as text in the Markdown tooltips, never as a link', () => {
   const link = '[Open](command:workbench.action.terminal.sendSequence?x)';
-  const tip = checkpointTooltip({ name: 'x', created_at: '2026-01-10T10:00:00Z', description: `see ${link} **now**`, auto: false, file_count: 1, total_size: 1, total_size_human: '1 B' });
+  const tip = checkpointTooltip({ name: 'x', created_at: '2026-01-10T10:00:00Z', description: `see ${link} **now**`, auto: false, file_count: 1, total_size: 1, total_size_human: '1 B', alone_size: null, alone_size_human: null });
   assert.ok(tip.includes('see \\[Open\\]\\(command\\:workbench\\.action\\.terminal\\.sendSequence?x\\) \\*\\*now\\*\\*'), tip);
   const vault = vaultTooltip({ ...info(), path: '/tmp/`` [x](https://e.example) `.avfs' }, { ...mount, mountpoint: '/mnt/`a`' });
   // Inline code whose delimiters are longer than any backtick run in it: the path cannot end it.

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { AvfsError } from '../../host/protocol/errors';
+import { normalizePath as hostNormalizePath } from '../../host/vfs/paths';
 import { BadUriError, basename, checkpointUri, joinPath, normalizePath, parentPath, parseCheckpointUri, parseVaultUri, vaultUri } from '../../extension/uris';
 
 test('avfs://<vault>/<path> round-trips, with the path normalised to what the host takes', () => {
@@ -43,3 +45,27 @@ test('path helpers: join, basename and parent of vault paths', () => {
   assert.equal(parentPath('/src'), '/');
   assert.equal(parentPath('/'), '/');
 });
+
+test("`..` means one thing on every side: the editor's avfs: URIs resolve it as the host's file system does, and refuse what leaves the root", () => {
+  const cases: [string, string][] = [
+    ['/a/../b', '/b'],
+    ['/a/b/..', '/a'],
+    ['/a/./b/../../c/', '/c'],
+    ['/..a/b', '/..a/b'],
+    ['/a/...', '/a/...'],
+  ];
+  for (const [path, want] of cases) {
+    assert.equal(hostNormalizePath(path), want, `host: ${path}`);
+    assert.equal(normalizePath(path), want, `editor: ${path}`);
+    assert.equal(parseVaultUri({ scheme: 'avfs', authority: 'demo', path, query: '' }).path, want, `avfs://demo${path}`);
+    assert.deepEqual(vaultUri({ vault: 'demo', path }), { scheme: 'avfs', authority: 'demo', path: want, query: '' });
+  }
+  for (const path of ['/..', '/a/../..', '/../etc/passwd', '/a/b/../../../x']) {
+    assert.throws(() => hostNormalizePath(path), (e: unknown) => e instanceof AvfsError && e.kind === 'InvalidPath', `host: ${path}`);
+    assert.throws(() => parseVaultUri({ scheme: 'avfs', authority: 'demo', path, query: '' }), BadUriError, `avfs://demo${path}`);
+    assert.throws(() => parseCheckpointUri({ scheme: 'avfs-checkpoint', authority: 'demo', path, query: '{"checkpoint":"a"}' }), BadUriError);
+  }
+  assert.equal(joinPath('/src', '..'), '/');
+  assert.equal(parentPath('/a/b/../c'), '/a');
+});
+

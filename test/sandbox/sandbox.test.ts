@@ -209,7 +209,7 @@ describe('sandbox: workspace runs from a one-shot CLI, as root', () => {
     assert.equal(flood.env.result.stdout_bytes, 2 ** 30);
     assert.equal(flood.env.result.stdout_truncated, true);
     const next = await exec(['--', 'sh', '-c', 'echo alive']);
-    assert.equal(next.env.result.stdout, 'alive\n');
+    assert.equal(next.env.result.stdout, 'alive\n', JSON.stringify(next.env.result) + next.stderr);
   });
 
   test('a run handed to a kept mount\'s server is sandboxed the same way', async () => {
@@ -338,7 +338,7 @@ describe('sandbox: runs through a real host', () => {
     assert.equal(host.child.exitCode, null, `the host is alive:\n${host.log()}`);
     assert.equal((await cli(['host', 'status'])).code, 0);
     const next = await exec(['--', 'sh', '-c', 'echo alive']);
-    assert.equal(next.env.result.stdout, 'alive\n');
+    assert.equal(next.env.result.stdout, 'alive\n', JSON.stringify(next.env.result) + next.stderr);
     assert.doesNotMatch(host.log(), /ERR_WORKER_INIT_FAILED|uncaught/i);
   });
 });
@@ -409,6 +409,6 @@ describe('sandbox: an ordinary user (a user namespace)', () => {
     assert.match(bomb.env.result.stderr, /fork|Resource temporarily unavailable/);
     assert.doesNotMatch(bomb.stderr, /ERR_WORKER_INIT_FAILED/);
     const next = await exec(['--', 'sh', '-c', 'echo alive']);
-    assert.equal(next.env.result.stdout, 'alive\n');
+    assert.equal(next.env.result.stdout, 'alive\n', JSON.stringify(next.env.result) + next.stderr);
   });
 });

@@ -1,4 +1,4 @@
-/** `avfs checkpoint save|list|info|restore|delete|diff` (alias `snapshot`) and `avfs audit` (handlers: ../handlers/checkpoint.ts). */
+/** `avfs checkpoint save|list|info|restore|delete|retention|prune|diff` (alias `snapshot`) and `avfs audit` (handlers: ../handlers/checkpoint.ts). */
 import type { Command } from 'commander';
 import { type Act, example } from '../define';
 
@@ -27,6 +27,28 @@ export function register(program: Command, act: Act): void {
   example(
     cp.command('delete <name>').description('delete a checkpoint (run `avfs gc` to free the chunks only it referenced)').action(act('checkpoint.delete')),
     'avfs checkpoint delete before-refactor',
+  );
+  example(
+    cp
+      .command('retention')
+      .description('which automatic checkpoints (before proxy exec runs, before restores) are kept: show it, or set it (applied after each automatic checkpoint, and by prune)')
+      .option('--keep-last <n>', 'keep the last N automatic checkpoints (none: drop this rule)')
+      .option('--max-age <age>', 'keep automatic checkpoints younger than AGE: 30m, 12h, 7d, 2w (none: drop this rule)')
+      .option('--off', 'keep every automatic checkpoint')
+      .option('--hold-recent <age>', "how long after a run ended its restore point is held whatever the rules: 10m (the default), 1h, 0 (only while the run is pending)")
+      .action(act('checkpoint.retention')),
+    'avfs checkpoint retention --keep-last 20 --max-age 7d',
+    'avfs checkpoint retention --json',
+  );
+  example(
+    cp
+      .command('prune')
+      .description('delete the automatic checkpoints the retention does not keep (named ones stay; a pending or recent run\'s restore point is held)')
+      .option('--dry-run', 'say what would go and the bytes it would give back, delete nothing')
+      .option('--gc', 'then run gc, giving the space back to the file system')
+      .action(act('checkpoint.prune')),
+    'avfs checkpoint prune --dry-run',
+    'avfs checkpoint prune --gc',
   );
   example(
     cp

@@ -49,8 +49,38 @@ export const checkpointHandlers = {
     ctx.print(cmd, r, () =>
       r.checkpoints.length === 0
         ? 'no checkpoints'
-        : table([['NAME', 'CREATED', 'ENTRIES', 'SIZE', 'DESCRIPTION'], ...r.checkpoints.map((c) => [c.name, c.created_at, String(c.file_count), c.total_size_human, c.description ?? ''])]),
+        : table([
+            ['NAME', 'CREATED', 'KIND', 'ENTRIES', 'SIZE', 'ALONE', 'DESCRIPTION'],
+            ...r.checkpoints.map((c) => [c.name, c.created_at, c.auto ? 'auto' : 'named', String(c.file_count), c.total_size_human, c.alone_size_human ?? '-', c.description ?? '']),
+          ]) + '\nALONE: what deleting the checkpoint (then `avfs gc`) gives back',
     );
+  },
+
+  'checkpoint.retention': async (ctx: CliContext, opts: { keepLast?: string; maxAge?: string; off?: boolean; holdRecent?: string }, cmd: Command) => {
+    const none = (v: string | undefined) => (v === undefined ? undefined : v.trim().toLowerCase() === 'none' ? null : v);
+    const keep = none(opts.keepLast);
+    const r = await ctx.call('checkpoint/retention', {
+      ...ctx.inVault(cmd),
+      ...(keep !== undefined ? { keep_last: keep === null ? null : parseCount('--keep-last', keep) } : {}),
+      ...(opts.maxAge !== undefined ? { max_age: none(opts.maxAge) ?? null } : {}),
+      ...(opts.holdRecent !== undefined ? { hold_recent: opts.holdRecent } : {}),
+      off: !!opts.off,
+    });
+    ctx.print(cmd, r, () => `retention: ${r.description}`);
+  },
+
+  'checkpoint.prune': async (ctx: CliContext, opts: { dryRun?: boolean; gc?: boolean }, cmd: Command) => {
+    const r = await ctx.call('checkpoint/prune', { ...ctx.inVault(cmd), dry_run: !!opts.dryRun, gc: !!opts.gc });
+    ctx.print(cmd, r, () => {
+      const lines = [`retention: ${r.retention.description}`];
+      for (const c of r.pruned) lines.push(`${r.dry_run ? 'would delete' : 'deleted'} ${c.name}  (${c.created_at}, alone ${c.alone_size_human ?? '-'})`);
+      for (const h of r.held) lines.push(`held ${h.name}: ${h.reason}`);
+      const n = r.pruned.length;
+      lines.push(`${r.dry_run ? 'would prune' : 'pruned'} ${n} automatic checkpoint${n === 1 ? '' : 's'}, kept ${r.kept}, held ${r.held.length}; they held ${r.freed_size_human} alone`);
+      if (r.gc) lines.push(`gc: ${r.gc.dry_run ? 'would free' : 'freed'} ${r.gc.orphans_found} chunks, ${r.gc.bytes_freed} B`);
+      else if (n > 0 && !r.dry_run) lines.push('run `avfs gc` (or prune with --gc) to give the space back');
+      return lines.join('\n');
+    });
   },
 
   'checkpoint.info': async (ctx: CliContext, name: string, _opts: unknown, cmd: Command) => {

@@ -1,10 +1,10 @@
 /** Handlers of `avfs host …`, `avfs approvals`, `avfs approve`, `avfs deny`. */
 import type { Command } from 'commander';
-import type { HostClient } from '../../daemon/client';
+import type { HostConnection } from '../../daemon/client';
 import { AvfsError } from '../../protocol/errors';
 import { type CliContext, parseCount, table } from '../context';
 
-async function withHost<T>(ctx: CliContext, fn: (h: HostClient) => Promise<T>): Promise<T> {
+async function withHost<T>(ctx: CliContext, fn: (h: HostConnection) => Promise<T>): Promise<T> {
   const { connectHost } = await import('../../daemon/client');
   const h = await connectHost(ctx.homeDir, { name: `avfs cli (pid ${process.pid})`, kind: 'cli' });
   if (!h) throw new AvfsError('NotFound', `no avfs host is running for ${ctx.homeDir.dir} (start one with: avfs host)`, { home: ctx.homeDir.dir });

@@ -4,6 +4,8 @@ import { AuditEntry } from '../changes';
 import { QuotaKey, QuotaStatus } from '../vault';
 import { VaultRef, define } from './define';
 
+export const GcResult = z.object({ chunks_total: z.number(), orphans_found: z.number(), orphans_deleted: z.number(), bytes_freed: z.number(), dry_run: z.boolean() });
+
 export const STORE_METHODS = {
   'quota/get': define(VaultRef, QuotaStatus, 'quotas and usage'),
   'quota/set': define(VaultRef.extend({ key: QuotaKey, value: z.number().int().min(0) }), z.object({ action: z.literal('set'), key: QuotaKey, value: z.number() }), 'set a quota'),
@@ -25,7 +27,7 @@ export const STORE_METHODS = {
   ),
   'vault/gc': define(
     VaultRef.extend({ dry_run: z.boolean().default(false) }),
-    z.object({ chunks_total: z.number(), orphans_found: z.number(), orphans_deleted: z.number(), bytes_freed: z.number(), dry_run: z.boolean() }),
+    GcResult,
     'delete chunks nothing references (forks included) and give the space back',
   ),
   'audit/list': define(
