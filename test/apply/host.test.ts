@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { HostClient } from '../../host/daemon/client';
+import type { HostConnection } from '../../host/daemon/client';
 import { AvfsError } from '../../host/protocol/errors';
 import { tempDir } from '../helpers';
 import { client, type HostProcess, startHost } from '../daemon/helpers';
@@ -35,7 +35,7 @@ describe('apply through a running host, on its socket', () => {
   const home = join(t.dir, 'home');
   const proj = join(t.dir, 'project');
   let host: HostProcess;
-  let c: HostClient;
+  let c: HostConnection;
   const b64 = (s: string) => Buffer.from(s).toString('base64');
 
   before(async () => {
