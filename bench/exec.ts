@@ -20,8 +20,13 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { START_IN_DIR, START_SANDBOXED } from '../host/proxy/runner';
+import { bwrapArgv } from '../host/sandbox/bwrap';
+import { makeRunCgroups } from '../host/sandbox/limits';
+import { loadSandboxSettings, planSandbox } from '../host/sandbox/plan';
+import { sandboxSupport } from '../host/sandbox/probe';
 
 const ROOT = join(__dirname, '..');
 const CLI = join(ROOT, 'dist', 'avfs.js');
@@ -111,15 +116,75 @@ function main(): void {
   console.log(`avfs --version against bare node: ${(version / med[1]!).toFixed(2)}× wall, ${(cpuMean[2]! / cpuMean[1]!).toFixed(2)}× CPU (target ≤ 1.5×)`);
 }
 
-const host = startHost();
-try {
-  main();
-} finally {
-  spawnSync(process.execPath, [CLI, 'unmount', join(home, 'mnt', 'kept')], { env });
-  // The host unmounts what it mounted when it stops.
-  spawnSync(process.execPath, [CLI, 'host', 'stop'], { env: hostEnv });
-  const deadline = Date.now() + 15_000;
-  while (host.exitCode === null && host.signalCode === null && Date.now() < deadline) spawnSync('sleep', ['0.1']);
-  rmSync(home, { recursive: true, force: true });
-  rmSync(hostHome, { recursive: true, force: true });
+/**
+ * Where the sandbox's time goes: the start of a run's command built up step by step, each line a
+ * fresh spawn measured as above (interleaved, medians), with what it adds over the line before.
+ * The last lines are the start exactly as the runner makes it (host/sandbox/bwrap.ts, runner.ts)
+ * and the run's cgroups made and removed in this process.
+ */
+async function breakdown(): Promise<void> {
+  const s = await sandboxSupport();
+  if (!s.ok) {
+    console.log(`\nno sandbox breakdown: ${s.reason}`);
+    return;
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'avfs-bench-sbx-'));
+  try {
+    const spec = planSandbox({ bwrap: s.bwrap, userns: s.userns, avfsHome: home, home: homedir(), mountpoint: dir, readonly: false, network: false, settings: loadSandboxSettings(home), searchPath: process.env.PATH ?? '', pidMax: s.pidMax });
+    const probeCg = makeRunCgroups(spec.processes, spec.memoryBytes, spec.pidMax);
+    const by = probeCg.by;
+    const cgProcs = probeCg.procs;
+    await probeCg.remove();
+    const full = bwrapArgv(spec, dir, ['true'], by);
+    const bare = full.slice(0, full.indexOf('--chdir') + 3);
+    const ns = [...(s.userns ? ['--unshare-user'] : [])];
+    const sys = ['--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev'];
+    const steps: Array<[string, string[]]> = [
+      ['true (spawned directly)', ['true']],
+      ['the unsandboxed start shell: sh -c \'cd && exec\' true', [...START_IN_DIR, dir, 'true']],
+      ['bwrap: a mount namespace, / read-only', [s.bwrap, ...ns, '--ro-bind', '/', '/', '/bin/true']],
+      ['+ its own /proc and /dev', [s.bwrap, ...ns, ...sys, '/bin/true']],
+      ['+ a pid namespace', [s.bwrap, ...ns, '--unshare-pid', ...sys, '/bin/true']],
+      ['+ a network namespace', [s.bwrap, ...ns, '--unshare-pid', '--unshare-net', ...sys, '/bin/true']],
+      ['+ an ipc namespace, --die-with-parent, --cap-drop ALL', [s.bwrap, ...ns, '--unshare-pid', '--unshare-ipc', '--die-with-parent', '--unshare-net', '--cap-drop', 'ALL', ...sys, '/bin/true']],
+      [`+ the run's ${bare.filter((a) => a === '--tmpfs' || a.endsWith('bind')).length - 1} tmpfs and bind mounts (hidden homes, secrets, the mount)`, [...bare, '/bin/true']],
+      ['+ env --default-signal, prlimit where used, sh -c exec (bwrapArgv, as a run)', full],
+      [`+ the start shell joining ${cgProcs.length} cgroup(s) (as the runner starts it)`, ['/bin/sh', '-c', START_SANDBOXED, 'avfs-sandbox', '--', ...full]],
+    ];
+    const samples = steps.map(() => [] as number[]);
+    const cg: number[] = [];
+    for (let r = 0; r < RUNS * 2; r++) {
+      steps.forEach(([, argv], i) => samples[i]!.push(timed(argv[0]!, argv.slice(1))));
+      const t0 = performance.now();
+      const c = makeRunCgroups(spec.processes, spec.memoryBytes, spec.pidMax);
+      // The start shell joins them in the runner; here the cgroups are only made and removed.
+      await c.remove();
+      cg.push(performance.now() - t0);
+    }
+    const med = samples.map(median);
+    console.log(`\nwhere the sandbox's time goes (${RUNS * 2} interleaved spawns each, medians; limits: processes by ${by.processes}, memory by ${by.memory})\n`);
+    console.log('| start | median ms | + ms over the line before |');
+    console.log('|---|---|---|');
+    steps.forEach(([name], i) => console.log(`| ${name} | ${med[i]!.toFixed(1)} | ${i < 2 ? '' : (med[i]! - med[i === 2 ? 0 : i - 1]!).toFixed(1)} |`));
+    console.log(`| the run's cgroups made and removed (in the runner's process) | ${median(cg).toFixed(2)} | |`);
+    console.log(`\nthe runner's start of a sandboxed command − the unsandboxed one: ${(med[steps.length - 1]! - med[1]! + median(cg)).toFixed(1)} ms`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
+
+const host = startHost();
+void (async () => {
+  try {
+    main();
+    await breakdown();
+  } finally {
+    spawnSync(process.execPath, [CLI, 'unmount', join(home, 'mnt', 'kept')], { env });
+    // The host unmounts what it mounted when it stops.
+    spawnSync(process.execPath, [CLI, 'host', 'stop'], { env: hostEnv });
+    const deadline = Date.now() + 15_000;
+    while (host.exitCode === null && host.signalCode === null && Date.now() < deadline) spawnSync('sleep', ['0.1']);
+    rmSync(home, { recursive: true, force: true });
+    rmSync(hostHome, { recursive: true, force: true });
+  }
+})();

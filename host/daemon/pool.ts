@@ -9,6 +9,8 @@
  * quota counters) are answered on the host's own thread instead, from read-only connections (in
  * WAL mode a reader never waits for a writer): they never queue behind long operations when every
  * thread is busy, and they skip the hop to a thread and back, which is most of a stat's round trip.
+ * So is the read of a small file (what an agent's read_file mostly is): its size is looked up
+ * inline first, and a file over INLINE_READ_BYTES goes to a thread like any long operation.
  *
  * Deleting a vault is the one operation that must not meet open connections (SQLite's close
  * removes a write-ahead log by its name, which a re-created vault would share): it waits until
@@ -46,6 +48,9 @@ interface Thread {
 
 /** Answered on the host's own thread (see above). */
 const INLINE: ReadonlySet<OpName> = new Set<OpName>(['fs/stat', 'checkpoint/stat', 'quota/get']);
+/** Reads of one file, answered inline when the file is this small (its stat, inline, says). */
+const INLINE_READS: ReadonlySet<OpName> = new Set<OpName>(['fs/readText', 'fs/readFile']);
+export const INLINE_READ_BYTES = 64 * 1024;
 
 type Distribute<M> = M extends ToWorker ? Omit<M, 'id'> : never;
 type Message = Distribute<ToWorker>;
@@ -172,9 +177,20 @@ export class OpsPool {
   /** Runs an operation: inline if it is one of the cheap reads, else on one of the threads. */
   async run(method: OpName, params: unknown, surface: Surface): Promise<unknown> {
     if (method === 'vault/delete') return this.alone({ kind: 'op', method, params, surface });
-    if (!INLINE.has(method)) return this.dispatch({ kind: 'op', method, params, surface });
+    if (!INLINE.has(method) && !INLINE_READS.has(method)) return this.dispatch({ kind: 'op', method, params, surface });
     while (this.blocked) await this.blocked.done;
+    if (INLINE_READS.has(method) && !(await this.smallFile(params as { vault?: string; path: string }, surface))) return this.dispatch({ kind: 'op', method, params, surface });
     return (OPS[method] as (ctx: OpsContext, p: unknown) => unknown)(this.context(surface), params);
+  }
+
+  /** Whether a read's file is small enough to read inline; anything else (a missing file, a bad path) goes to a thread, which says what is wrong. */
+  private async smallFile(p: { vault?: string; path: string }, surface: Surface): Promise<boolean> {
+    try {
+      const st = await OPS['fs/stat'](this.context(surface), { ...(p.vault !== undefined ? { vault: p.vault } : {}), path: p.path, follow: true });
+      return st.type === 'file' && st.size <= INLINE_READ_BYTES;
+    } catch {
+      return false;
+    }
   }
 
   private context(surface: Surface): OpsContext {

@@ -75,7 +75,7 @@ function rulesReport(ctx: OpsContext, sets: RuleSet[], vault: string | null, mod
 export const policyOps = {
   'policy/check': async (ctx, p) => {
     // The probe runs while the rules are read.
-    const probe = p.sandbox !== undefined ? Promise.resolve(p.sandbox) : defaultSandboxMode();
+    const probe = p.sandbox !== undefined ? Promise.resolve(p.sandbox) : defaultSandboxMode(ctx.home.dir);
     const mountpoint = absolute('mountpoint', p.mountpoint ?? DEFAULT_MOUNTPOINT);
     const inVault = normalizePath(checkVaultPath(absolute('cwd', p.cwd)));
     const cwd = inVault === '/' ? mountpoint : posix.join(mountpoint, inVault);
@@ -87,7 +87,7 @@ export const policyOps = {
   },
 
   'policy/rules': async (ctx, p) => {
-    const probe = p.sandbox !== undefined ? Promise.resolve(p.sandbox) : defaultSandboxMode();
+    const probe = p.sandbox !== undefined ? Promise.resolve(p.sandbox) : defaultSandboxMode(ctx.home.dir);
     const { sets, vault } = ruleSets(ctx, p.vault);
     return rulesReport(ctx, sets, vault, await probe);
   },

@@ -12,7 +12,7 @@ export type SandboxMode = z.infer<typeof SandboxMode>;
 
 /** Something the run tried that the sandbox stopped, as the kernel reported it. */
 export const SandboxViolation = z.object({
-  kind: z.enum(['process_limit', 'memory_limit']),
+  kind: z.enum(['process_limit', 'memory_limit', 'network_refused']),
   message: z.string(),
 });
 export type SandboxViolation = z.infer<typeof SandboxViolation>;
@@ -20,7 +20,10 @@ export type SandboxViolation = z.infer<typeof SandboxViolation>;
 /** The limits a sandboxed run had, and what enforced them (null: not enforced here). */
 export const SandboxLimits = z.object({
   processes: z.number().int().nullable().describe('most processes and threads the run may have at once'),
-  processes_by: z.enum(['cgroup', 'rlimit']).nullable().describe('cgroup: a pids cgroup of the run; rlimit: RLIMIT_NPROC inside the run\'s user namespace'),
+  processes_by: z
+    .enum(['cgroup', 'rlimit', 'pid_namespace'])
+    .nullable()
+    .describe('cgroup: a pids cgroup of the run; rlimit: RLIMIT_NPROC inside the run\'s user namespace; pid_namespace: as root without a cgroup, the pid_max of a pid namespace around the run (Linux 6.14 and later: at least `processes`, at most `processes` + 299 at once)'),
   memory_bytes: z.number().int().nullable().describe('most memory: the whole run (cgroup) or each process (rlimit, RLIMIT_DATA)'),
   memory_by: z.enum(['cgroup', 'rlimit']).nullable(),
 });
@@ -31,7 +34,10 @@ export const SandboxRecord = z.object({
   mode: SandboxMode,
   tool: z.string().nullable().describe('what isolated the run ("bubblewrap 0.8.0"); null with --sandbox none'),
   writable: z.array(z.string()).describe('host paths the run could write; "(private)" ones are new and dropped after the run'),
-  network: z.enum(['none', 'shared']).describe('none: a network namespace of its own (loopback only); shared: the host\'s network'),
+  network: z
+    .enum(['none', 'shared', 'filtered'])
+    .describe('none: a network namespace of its own (loopback only); shared: the host\'s network; filtered: a namespace of its own whose only way out is a proxy that reaches `network_hosts` alone'),
+  network_hosts: z.array(z.string()).default([]).describe('with network filtered: the hosts the run could reach (read by the policy from the command)'),
   network_why: z.string().describe('why the run had the network it had'),
   note: z.string().nullable().describe('with mode none: why (asked for, or bubblewrap cannot run here and the default fell back)'),
   home: z.string().nullable().describe('the private, empty home the run saw as $HOME'),

@@ -165,26 +165,58 @@ export function reapAdopted(own: (pid: number) => boolean): number {
   const reap = addon()?.reapChild;
   if (!reap) return 0;
   let n = 0;
+  for (const pid of ownChildren()) {
+    if (own(pid) || statFields(pid)?.[0] !== 'Z') continue;
+    if (reap(pid)) n++;
+  }
+  return n;
+}
+
+/** The children of this process (adopted ones included), from each /proc/self/task/N/children. */
+function ownChildren(): number[] {
+  const out: number[] = [];
   let tasks: string[] = [];
   try {
     tasks = readdirSync('/proc/self/task');
   } catch {
-    return 0;
+    return out;
   }
   for (const task of tasks) {
-    let children: string[] = [];
     try {
-      children = readFileSync(`/proc/self/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+      for (const c of readFileSync(`/proc/self/task/${task}/children`, 'utf8').trim().split(/\s+/)) if (c) out.push(Number(c));
     } catch {
-      continue;
-    }
-    for (const c of children) {
-      const pid = Number(c);
-      if (own(pid) || statFields(pid)?.[0] !== 'Z') continue;
-      if (reap(pid)) n++;
+      /* a thread that ended */
     }
   }
-  return n;
+  return out;
+}
+
+/**
+ * After a sandboxed run's bwrap has exited: the processes of its group this runner adopted (bwrap's
+ * own init, still tearing down the run's namespaces: bwrap exits as soon as the init reports the
+ * command's status), waited for until they have exited (at most `ms`), then collected, so the
+ * group is empty at once. It reads this process's children and their stat files, not all of /proc.
+ * Returns the pids still running after `ms` (the caller then stops the group as for any leftover);
+ * nothing to wait for when this process is no subreaper or adopted none.
+ */
+export async function awaitAdoptedInGroup(pgid: number, ms: number): Promise<number[]> {
+  const inGroup = () =>
+    ownChildren()
+      .map((pid) => ({ pid, f: statFields(pid) }))
+      .filter((c) => c.pid !== pgid && c.f !== undefined && Number(c.f[2]) === pgid);
+  const adopted = new Set<number>();
+  const deadline = Date.now() + ms;
+  let running: number[] = [];
+  for (;;) {
+    const now = inGroup();
+    for (const c of now) adopted.add(c.pid);
+    running = now.filter((c) => c.f![0] !== 'Z').map((c) => c.pid);
+    if (running.length === 0 || Date.now() >= deadline) break;
+    await new Promise((r) => setTimeout(r, 1));
+  }
+  const reap = addon()?.reapChild;
+  if (reap) for (const pid of adopted) if (!running.includes(pid)) reap(pid);
+  return running;
 }
 
 /** How the audit trail names whoever answered on a connection: what the host knows, never what the client says. */

@@ -53,6 +53,7 @@ import { runCommand, type RunOptions, type RunResult } from './runner';
 import type { SandboxSpec } from '../sandbox/bwrap';
 import { loadSandboxSettings, planSandbox, sandboxRecordOf, unsandboxedRecord } from '../sandbox/plan';
 import { sandboxSupport } from '../sandbox/probe';
+import { networkHostsOf } from '../policy/networkHosts';
 
 const TRANSITIONS: Record<ExecState, readonly ExecState[]> = {
   validating: ['policy'],
@@ -227,8 +228,9 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
     // ---- validating
     if (!parsed.success) throw toAvfsError(parsed.error);
     const req = parsed.data;
-    // Started first: a one-shot call probes bwrap once (~5 ms) while it opens the vault; others keep the answer.
-    const support = req.sandbox === 'none' ? undefined : sandboxSupport();
+    // Started first: a one-shot call reads the probe's answer kept in the avfs home (or probes bwrap
+    // while it opens the vault); a host or mount server keeps it in memory.
+    const support = req.sandbox === 'none' ? undefined : sandboxSupport(deps.home.dir);
     const vaultCwd = normalizePath(req.cwd);
     vaultName = deps.home.resolve(req.vault);
     vault = vaults.open(vaultName);
@@ -340,6 +342,8 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
     let spec: SandboxSpec | undefined;
     if (mode === 'workspace' && supported?.ok && sandboxSettings) {
       const networked = decision.categories.includes('networked');
+      // The hosts the policy read from the command's network parts; null: not known, the whole network.
+      const hosts = networked ? networkHostsOf(decision.parts) : null;
       spec = planSandbox({
         bwrap: supported.bwrap,
         userns: supported.userns,
@@ -348,14 +352,17 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
         mountpoint: lease.mountpoint,
         readonly: req.readonly,
         network: networked,
+        allowHosts: hosts,
         settings: sandboxSettings,
         searchPath: env.PATH ?? '',
+        pidMax: supported.pidMax,
       });
+      const to = hosts ? ` (${hosts.join(', ')} alone)` : ' (hosts the policy cannot name: the whole network)';
       const why = !networked
         ? 'the policy found no network use in the command'
         : approval
-          ? `approved by ${approval.by ?? 'an approver'}: the command talks to the network`
-          : `the policy let its network use run (${decision.rule})`;
+          ? `approved by ${approval.by ?? 'an approver'}: the command talks to the network${to}`
+          : `the policy let its network use run (${decision.rule})${to}`;
       sandbox = sandboxRecordOf(spec, supported.version, why);
     } else {
       sandbox = unsandboxedRecord(lease.mountpoint, noneWhy);

@@ -12,8 +12,10 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import type { SandboxLimits, SandboxViolation } from '../protocol/sandbox';
 import { bwrapArgv, type SandboxSpec } from '../sandbox/bwrap';
-import { makeRunCgroups, type RunCgroups } from '../sandbox/limits';
+import { makeRunCgroups, type RunCgroups, watchProcessCount } from '../sandbox/limits';
+import { type NetProxy, startNetProxy } from '../sandbox/netProxy';
 import { type Captured, HeadTailCapture } from './capture';
+import { awaitAdoptedInGroup } from './peer';
 import { closeFds, inputFile, stdoutAndStderr } from './pipes';
 import { groupMembers, stopGroup } from './processGroup';
 
@@ -74,11 +76,11 @@ export const START_IN_DIR = ['/bin/sh', '-c', 'cd -- "$1" && shift && exec "$@"'
  * command, and give it its grace period, without ending bwrap (whose end kills everything in the
  * run's pid namespace at once). Inside, the command gets those signals back (bwrap.ts).
  */
-const START_SANDBOXED = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; trap "" TERM INT HUP; exec "$@"';
+export const START_SANDBOXED = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; trap "" TERM INT HUP; exec "$@"';
 
-function startArgv(opts: RunOptions, cg: RunCgroups | undefined): string[] {
+function startArgv(opts: RunOptions, cg: RunCgroups | undefined, proxy: NetProxy | undefined): string[] {
   if (!opts.sandbox || !cg) return [...START_IN_DIR, opts.cwd, ...opts.argv];
-  return ['/bin/sh', '-c', START_SANDBOXED, 'avfs-sandbox', ...cg.procs, '--', ...bwrapArgv(opts.sandbox, opts.cwd, opts.argv, cg.by)];
+  return ['/bin/sh', '-c', START_SANDBOXED, 'avfs-sandbox', ...cg.procs, '--', ...bwrapArgv(opts.sandbox, opts.cwd, opts.argv, cg.by, proxy?.socket)];
 }
 
 /** bwrap exits 128+N when the command was killed by signal N: the signal, as an unsandboxed run reports it. */
@@ -92,8 +94,16 @@ export async function runCommand(opts: RunOptions): Promise<RunResult> {
   const out = new HeadTailCapture(opts.maxOutputBytes);
   const err = new HeadTailCapture(opts.maxOutputBytes);
   const started = performance.now();
-  const cg = opts.sandbox ? makeRunCgroups(opts.sandbox.processes, opts.sandbox.memoryBytes) : undefined;
-  const [sh, ...shArgs] = startArgv(opts, cg);
+  const cg = opts.sandbox ? makeRunCgroups(opts.sandbox.processes, opts.sandbox.memoryBytes, opts.sandbox.pidMax) : undefined;
+  // The run may reach only the hosts the policy read from it: through a proxy of its own.
+  let proxy: NetProxy | undefined;
+  try {
+    proxy = opts.sandbox?.allowHosts ? await startNetProxy(opts.sandbox.allowHosts) : undefined;
+  } catch (e) {
+    await cg?.remove();
+    throw e;
+  }
+  const [sh, ...shArgs] = startArgv(opts, cg, proxy);
   const [stdoutPipe, stderrPipe] = await stdoutAndStderr();
   const stdinFd = opts.stdin !== undefined ? inputFile(opts.stdin) : undefined;
   const childFds = [stdoutPipe.childFd, stderrPipe.childFd, ...(stdinFd !== undefined ? [stdinFd] : [])];
@@ -107,12 +117,15 @@ export async function runCommand(opts: RunOptions): Promise<RunResult> {
     });
   } catch (e) {
     await cg?.remove();
+    await proxy?.close();
     throw e;
   } finally {
     // The child has its own copies now; ours would keep the pipes from ever ending.
     closeFds(childFds);
   }
   if (child.pid !== undefined) opts.onStart?.(child.pid);
+  // No cgroup counts what the kernel refused: the run's processes are counted as it goes.
+  const counted = opts.sandbox && cg && child.pid !== undefined && cg.by.processes !== 'cgroup' && cg.by.processes !== null ? watchProcessCount(child.pid, opts.sandbox.processes) : undefined;
   let timedOut = false;
   let cancelled = false;
   let stopping: Promise<void> | undefined;
@@ -162,6 +175,7 @@ export async function runCommand(opts: RunOptions): Promise<RunResult> {
     child.once('exit', (code, signal) => resolve({ code, signal }));
   });
   const durationMs = Math.round(performance.now() - started);
+  counted?.stop();
   exited = true;
   for (const s of paused) s.resume();
   paused.clear();
@@ -170,6 +184,10 @@ export async function runCommand(opts: RunOptions): Promise<RunResult> {
 
   let leftovers = 0;
   if (child.pid !== undefined && !exit.spawnError) {
+    // bwrap exits as soon as its init reports the command's status; the init (and whatever of the
+    // run it is killing with the run's pid namespace) ends a moment later. Waited for, it is not
+    // a leftover: nothing of a sandboxed run outlives its namespace.
+    if (opts.sandbox) await awaitAdoptedInGroup(child.pid, opts.graceMs);
     leftovers = groupMembers(child.pid).length;
     if (leftovers > 0) stop();
     await stopping;
@@ -189,9 +207,10 @@ export async function runCommand(opts: RunOptions): Promise<RunResult> {
         memory_bytes: cg.by.memory ? spec.memoryBytes : null,
         memory_by: cg.by.memory,
       },
-      violations: cg.violations(),
+      violations: [...cg.violations(), ...[counted?.violation()].filter((v): v is SandboxViolation => !!v), ...(proxy?.violations() ?? [])],
     };
     await cg.remove();
+    await proxy?.close();
   }
 
   let exitCode: number;

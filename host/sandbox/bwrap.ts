@@ -11,9 +11,15 @@
  * is the proxy and its settings file. Calling bwrap directly keeps a run's cost to one exec (no
  * proxy process, no Node package starting per run), keeps every path decision in this repository
  * where the policy and the envelope see it, and bwrap is a Debian package with a security record.
+ * Its filtering by host is built the same way here, with the policy's hosts (netProxy.ts): a run
+ * with `allowHosts` gets the proxy's socket bound in, socat bridging to it, and the proxy variables.
  */
 import { accessSync, constants, realpathSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
+
+/** Where a run with filtered network sees its proxy (netProxy.ts): the socket bound in, and the port socat listens on. */
+export const PROXY_SOCKET_INSIDE = '/tmp/.avfs-proxy.sock';
+export const PROXY_PORT_INSIDE = 3128;
 
 export interface SandboxSpec {
   bwrap: string;
@@ -21,8 +27,10 @@ export interface SandboxSpec {
   userns: boolean;
   mountpoint: string;
   readonly: boolean;
-  /** Share the host's network (the run's network part was approved); else a namespace of its own. */
+  /** Share the host's network (the run's network part was let run, for hosts unknown); else a namespace of its own. */
   network: boolean;
+  /** The run's network part was let run for these hosts: a namespace of its own whose only way out is a proxy reaching them alone (netProxy.ts). */
+  allowHosts: string[] | null;
   /** The private, empty home the run sees (the real one's path); null when there is none to hide (`/`, missing). */
   home: string | null;
   /** Paths of the real home shown read-only (absolute; each exists). */
@@ -37,12 +45,14 @@ export interface SandboxSpec {
   processes: number;
   /** Most memory: the cgroup's limit, or RLIMIT_DATA of each process when no cgroup does it. */
   memoryBytes: number;
+  /** A pid namespace's own pid_max can be set here (Linux 6.14): the process limit as root when no cgroup can be made. */
+  pidMax: boolean;
 }
 
 const tools = new Map<string, string>();
 
 /**
- * A system program the sandbox runs inside before the command (env, prlimit), by its real path: a
+ * A system program the sandbox runs around the command (env, prlimit, unshare), by its real path: a
  * PATH entry the sandbox hides (a folder under /tmp or the home linking to /usr/bin) cannot lose it.
  */
 function systemTool(name: string): string {
@@ -67,16 +77,44 @@ function systemTool(name: string): string {
 
 /** How the runner enforces the limits (limits.ts decides). */
 export interface LimitsBy {
-  processes: 'cgroup' | 'rlimit' | null;
+  processes: 'cgroup' | 'rlimit' | 'pid_namespace' | null;
   memory: 'cgroup' | 'rlimit' | null;
 }
 
-/** `bwrap …` then the command, which starts in `cwd` (a path inside the mount). */
-export function bwrapArgv(spec: SandboxSpec, cwd: string, argv: string[], by: LimitsBy): string[] {
-  const a: string[] = [spec.bwrap];
+/**
+ * The pid_max of a pid namespace made around bwrap's: every process and thread of the run takes a
+ * pid number there too, so no more than this many exist at once. After the numbers wrap the
+ * kernel hands out only those from 300 up: `processes` + 300 keeps at least `processes` free.
+ */
+export const pidMaxOf = (processes: number): number => Math.max(301, processes + 300);
+
+/**
+ * As root without a pids cgroup (RLIMIT_NPROC does not bind root): a pid namespace of its own,
+ * whose pid_max is set by its first process before it execs bwrap (util-linux unshare). Its
+ * `--kill-child` ends the run should unshare be killed.
+ */
+function pidNamespacePrefix(spec: SandboxSpec): string[] {
+  const max = pidMaxOf(spec.processes);
+  const set = `{ echo ${max} > /proc/sys/kernel/pid_max; } 2>/dev/null || { echo "avfs: cannot set the pid_max of the run's pid namespace" >&2; exit 125; }; exec "$@"`;
+  return [systemTool('unshare'), '--pid', '--fork', '--kill-child', '/bin/sh', '-c', set, 'avfs-limit'];
+}
+
+/**
+ * Inside a run with filtered network: socat listens on 127.0.0.1:3128 and bridges each connection
+ * to the proxy's socket; the command starts once it listens (seen in the run's own /proc/net/tcp:
+ * 0100007F:0C38, state 0A).
+ */
+const bridge = () => `${systemTool('socat')} TCP-LISTEN:${PROXY_PORT_INSIDE},bind=127.0.0.1,reuseaddr,fork UNIX-CONNECT:${PROXY_SOCKET_INSIDE} 2>/dev/null & i=0; until ${systemTool('grep')} -q ' 0100007F:${PROXY_PORT_INSIDE.toString(16).toUpperCase().padStart(4, '0')} 00000000:0000 0A' /proc/net/tcp; do i=$((i+1)); [ $i -lt 5000 ] || break; done; exec "$@"`;
+
+/** `bwrap …` then the command, which starts in `cwd` (a path inside the mount); `proxySocket`: the filtering proxy's socket, with `allowHosts`. */
+export function bwrapArgv(spec: SandboxSpec, cwd: string, argv: string[], by: LimitsBy, proxySocket?: string): string[] {
+  const a: string[] = [...(by.processes === 'pid_namespace' ? pidNamespacePrefix(spec) : []), spec.bwrap];
   if (spec.userns) a.push('--unshare-user');
-  // A pid namespace: whatever the command leaves running (setsid included) ends with it.
-  a.push('--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--die-with-parent');
+  // A pid namespace: whatever the command leaves running (setsid included) ends with it. An IPC
+  // namespace: no System V or POSIX shared memory of the host's processes. No UTS or cgroup
+  // namespace (a few ms each): without capabilities a run can change neither the host name nor a
+  // cgroup, and /sys/fs/cgroup is read-only.
+  a.push('--unshare-pid', '--unshare-ipc', '--die-with-parent');
   if (!spec.network) a.push('--unshare-net');
   // As root bwrap would keep every capability: none, so the mounts below cannot be undone from inside.
   a.push('--cap-drop', 'ALL');
@@ -87,6 +125,12 @@ export function bwrapArgv(spec: SandboxSpec, cwd: string, argv: string[], by: Li
   for (const p of spec.homeReadOnly) a.push('--ro-bind', p, p);
   for (const p of spec.pathReadOnly) a.push('--ro-bind', p, p);
   a.push(spec.readonly ? '--ro-bind' : '--bind', spec.mountpoint, spec.mountpoint);
+  if (proxySocket) {
+    const url = `http://127.0.0.1:${PROXY_PORT_INSIDE}`;
+    a.push('--bind', proxySocket, PROXY_SOCKET_INSIDE);
+    for (const v of ['http_proxy', 'https_proxy', 'HTTP_PROXY', 'HTTPS_PROXY']) a.push('--setenv', v, url);
+    for (const v of ['no_proxy', 'NO_PROXY', 'all_proxy', 'ALL_PROXY']) a.push('--unsetenv', v);
+  }
   a.push('--chdir', cwd, '--');
   // The limits bwrap has no option for, set inside (after the user namespace exists, so the
   // process count is the run's own, not its user's) and for good: hard limits, and no capability
@@ -98,6 +142,6 @@ export function bwrapArgv(spec: SandboxSpec, cwd: string, argv: string[], by: Li
   a.push(systemTool('env'), '--default-signal=TERM,INT,HUP');
   if (limits.length > 0) a.push(systemTool('prlimit'), ...limits, '--');
   // Started by a shell, as an unsandboxed run is: a missing program is reported the same way.
-  a.push('/bin/sh', '-c', 'exec "$@"', 'avfs-exec', ...argv);
+  a.push('/bin/sh', '-c', proxySocket ? bridge() : 'exec "$@"', 'avfs-exec', ...argv);
   return a;
 }

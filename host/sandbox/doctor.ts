@@ -15,14 +15,14 @@ export interface SandboxDiagnosis {
   user_namespace: boolean;
   reason: string | null;
   fallback: string | null;
-  limits: { processes: number; processes_by: 'cgroup' | 'rlimit' | null; memory_by: 'cgroup' | 'rlimit' | null };
+  limits: { processes: number; processes_by: 'cgroup' | 'rlimit' | 'pid_namespace' | null; memory_by: 'cgroup' | 'rlimit' | null };
   settings_file: string;
   home_read_only: string[];
   settings_error: string | null;
 }
 
 export async function diagnoseSandbox(avfsHome: string): Promise<SandboxDiagnosis> {
-  const s = await sandboxSupport();
+  const s = await sandboxSupport(avfsHome, { fresh: true });
   let settingsError: string | null = null;
   let processes = 0;
   let shown: string[] = [];
@@ -34,7 +34,7 @@ export async function diagnoseSandbox(avfsHome: string): Promise<SandboxDiagnosi
     settingsError = (e as Error).message;
   }
   // Made and removed at once: whether this machine lets a run have cgroups of its own.
-  const cg = makeRunCgroups(processes || 1024, 2 ** 30);
+  const cg = makeRunCgroups(processes || 1024, 2 ** 30, s.ok && s.pidMax);
   const by = cg.by;
   await cg.remove();
   return {

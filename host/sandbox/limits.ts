@@ -4,7 +4,9 @@
  * machine lets root make them (cgroup v1's pids and memory hierarchies, or a cgroup v2 child whose
  * controllers are enabled); as any other user the run's user namespace makes RLIMIT_NPROC count
  * the run's processes alone, so a fork bomb exhausts its own allowance, never its user's (the
- * CLI's and host's threads). Memory without a cgroup is RLIMIT_DATA per process.
+ * CLI's and host's threads). As root without a pids cgroup (none writable, as in many containers)
+ * the run gets a pid namespace of its own whose pid_max bounds it (bwrap.ts). Memory without a
+ * cgroup is RLIMIT_DATA per process.
  *
  * Run in the process that starts the command (the runner). The command's first process joins the
  * cgroups before it execs bwrap (runner.ts), so nothing of the run is ever outside them.
@@ -123,7 +125,12 @@ const read = (file: string) => {
 
 let seq = 0;
 
-export function makeRunCgroups(processes: number, memoryBytes: number): RunCgroups {
+/**
+ * The run's cgroups (as root, where they can be made) and how each limit is enforced. `pidMax`: a
+ * pid namespace's own pid_max can be set here (probe.ts), the process limit as root when no pids
+ * cgroup can be made.
+ */
+export function makeRunCgroups(processes: number, memoryBytes: number, pidMax = false): RunCgroups {
   const root = typeof process.getuid === 'function' && process.getuid() === 0;
   const dirs: { dir: string; kind: 'pids' | 'memory'; v2: boolean }[] = [];
   if (root) {
@@ -152,7 +159,7 @@ export function makeRunCgroups(processes: number, memoryBytes: number): RunCgrou
     }
   }
   const has = (k: 'pids' | 'memory') => dirs.some((d) => d.kind === k);
-  const nproc = root ? null : 'rlimit';
+  const nproc = root ? (pidMax ? 'pid_namespace' : null) : 'rlimit';
   const by: LimitsBy = { processes: has('pids') ? 'cgroup' : nproc, memory: has('memory') ? 'cgroup' : 'rlimit' };
   const unique = [...new Set(dirs.map((d) => d.dir))];
   return {
@@ -184,5 +191,64 @@ export function makeRunCgroups(processes: number, memoryBytes: number): RunCgrou
         }
       }
     },
+  };
+}
+
+/** The children of one process (its main thread's: bwrap and unshare have no other). */
+const childrenOf = (pid: number): number[] =>
+  read(`/proc/${pid}/task/${pid}/children`)
+    .trim()
+    .split(/\s+/)
+    .filter(Boolean)
+    .map(Number);
+
+/**
+ * bwrap's init for the run whose first process is `leader`: the deepest process, down the line of
+ * first children, that is pid 1 of its pid namespace (unshare's child is pid 1 of the namespace
+ * around bwrap's; bwrap's init is pid 1 of the run's). Its root holds the run's own /proc.
+ */
+function sandboxInit(leader: number): number | null {
+  let found: number | null = null;
+  let p = leader;
+  for (let depth = 0; depth < 4; depth++) {
+    const next = childrenOf(p)[0];
+    if (next === undefined) break;
+    const nspid = /^NSpid:\s*(.*)$/m.exec(read(`/proc/${next}/status`))?.[1]?.trim().split(/\s+/);
+    if (nspid && nspid.length > 1 && nspid[nspid.length - 1] === '1') found = next;
+    p = next;
+  }
+  return found;
+}
+
+/**
+ * Where no cgroup counts the run's processes (RLIMIT_NPROC, a pid namespace's pid_max) the kernel
+ * refuses forks past the limit without a record of it. This counts the run's processes every
+ * `everyMs` (one directory read of the run's own /proc, seen through its init's root) and keeps the
+ * most seen at once: `violation()` reports the limit reached when that is the limit or more.
+ * Threads take pids as well but are not listed: a run of threads is seen by its processes only.
+ */
+export function watchProcessCount(leader: number, limit: number, everyMs = 100): { stop(): void; violation(): SandboxViolation | null } {
+  let init: number | null = null;
+  let peak = 0;
+  const look = () => {
+    init ??= sandboxInit(leader);
+    if (init === null) return;
+    try {
+      let n = 0;
+      for (const name of readdirSync(`/proc/${init}/root/proc`)) {
+        const c = name.charCodeAt(0);
+        if (c >= 48 && c <= 57) n++;
+      }
+      if (n > peak) peak = n;
+    } catch {
+      /* the run is ending */
+    }
+  };
+  const timer = setInterval(look, everyMs);
+  timer.unref();
+  return {
+    stop: () => clearInterval(timer),
+    violation: () =>
+      peak >= limit ? { kind: 'process_limit', message: `the run reached its limit of ${limit} processes (${peak} seen at once): forks past it were refused` } : null,
   };
 }

@@ -99,9 +99,13 @@ export interface PlanInput {
   mountpoint: string;
   readonly: boolean;
   network: boolean;
+  /** With `network`: the only hosts the run may reach (through the proxy), or null for the whole network. */
+  allowHosts?: string[] | null;
   settings: SandboxSettings;
   /** The command's PATH: its folders that the sandbox would hide are shown read-only. */
   searchPath: string;
+  /** A pid namespace's own pid_max can be set here (probe.ts). */
+  pidMax: boolean;
 }
 
 /** The directories a run must not see: the avfs home, its socket directory, every home. */
@@ -147,7 +151,8 @@ export function planSandbox(i: PlanInput): SandboxSpec {
     userns: i.userns,
     mountpoint: i.mountpoint,
     readonly: i.readonly,
-    network: i.network,
+    network: i.network && !i.allowHosts,
+    allowHosts: i.network && i.allowHosts ? i.allowHosts : null,
     home,
     homeReadOnly: home ? homeReadOnly(i.settings, home, i.avfsHome) : [],
     hide,
@@ -155,6 +160,7 @@ export function planSandbox(i: PlanInput): SandboxSpec {
     maskFiles: SECRET_SYSTEM_FILES.filter((f) => existsSync(f)),
     processes: i.settings.processes,
     memoryBytes: memory,
+    pidMax: i.pidMax,
   };
 }
 
@@ -164,7 +170,8 @@ export function sandboxRecordOf(spec: SandboxSpec, tool: string, networkWhy: str
     mode: 'workspace',
     tool,
     writable: [...(spec.readonly ? [] : [spec.mountpoint]), '/tmp (private)', '/dev/shm (private)', ...(spec.home ? [`${spec.home} (private)`] : [])],
-    network: spec.network ? 'shared' : 'none',
+    network: spec.allowHosts ? 'filtered' : spec.network ? 'shared' : 'none',
+    network_hosts: spec.allowHosts ?? [],
     network_why: networkWhy,
     note: null,
     home: spec.home,
@@ -182,6 +189,7 @@ export function unsandboxedRecord(mountpoint: string | null, why: string): Sandb
     tool: null,
     writable: ['everything this user can write', ...(mountpoint ? [mountpoint] : [])],
     network: 'shared',
+    network_hosts: [],
     network_why: 'not isolated',
     note: why,
     home: null,

@@ -2,10 +2,13 @@
  * Long operations do not stall the host's other clients: while one client's diff of a 50,000-file
  * vault (or its gc) runs on one of the host's operation threads, another client's fs/stat is
  * answered by another thread. Asserted by the order in which the answers arrive, not by time.
+ * A small file's read is answered on the host's own thread even while every thread is busy; a
+ * large file's waits for a thread.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { HostConnection } from '../../host/daemon/client';
+import { INLINE_READ_BYTES } from '../../host/daemon/pool';
 import { Vfs } from '../../host/vfs/vfs';
 import { tempVault } from '../helpers';
 import { client, type HostProcess, startHost } from './helpers';
@@ -66,6 +69,27 @@ describe('the host\'s operation threads', () => {
     assert.ok(stats >= 5, `only ${stats} stats were answered while the diff ran`);
     assert.equal(summary?.totals.modified, 1000);
     assert.equal(summary?.totals.deleted, 1000);
+  });
+
+  test('with both threads busy, a small file is read at once; a large one waits for a thread', async () => {
+    const third = await client(t.dir, { name: 'third client' });
+    try {
+      await quick.call('fs/writeFile', { vault: 'big', path: '/small.txt', data: Buffer.from('small\n').toString('base64') });
+      await quick.call('fs/writeFile', { vault: 'big', path: '/large.txt', data: Buffer.alloc(INLINE_READ_BYTES + 1, 'x').toString('base64') });
+      const order: string[] = [];
+      const diffs = [slow, third].map((c) => c.call('checkpoint/diff', { vault: 'big', from: 'a', patch: true }).then(() => order.push('diff')));
+      // Both diffs (seconds each) have reached the two threads before the reads are sent.
+      await new Promise((r) => setTimeout(r, 300));
+      const small = quick.call('fs/readText', { vault: 'big', path: '/small.txt' }).then((f) => (order.push('small'), f));
+      const large = quick.call('fs/readText', { vault: 'big', path: '/large.txt' }).then((f) => (order.push('large'), f));
+      assert.equal((await small).content, 'small\n');
+      assert.equal((await large).size, INLINE_READ_BYTES + 1);
+      await Promise.all(diffs);
+      assert.equal(order[0], 'small', order.join(' '));
+      assert.ok(order.indexOf('large') > order.indexOf('diff'), `the large read waited for a thread: ${order.join(' ')}`);
+    } finally {
+      third.close();
+    }
   });
 
   test('nor does a gc, or a checkpoint of the whole tree', async () => {

@@ -212,6 +212,35 @@ describe('sandbox: workspace runs from a one-shot CLI, as root', () => {
     assert.equal(next.env.result.stdout, 'alive\n', JSON.stringify(next.env.result) + next.stderr);
   });
 
+  test('the probe\'s answer is kept in the avfs home for the same bwrap, user, boot and kernel settings; another key, or avfs doctor, probes again', async () => {
+    const file = join(w.avfs, 'sandbox-probe.json');
+    assert.equal((await exec(['--', 'true'])).env.result.sandbox?.mode, 'workspace');
+    const kept = JSON.parse(readFileSync(file, 'utf8')) as { key: string; support: { ok: boolean; version: string } };
+    assert.equal(kept.support.ok, true);
+    // A kept answer for this key is used as it is (the version it names shows in the envelope) …
+    writeFileSync(file, JSON.stringify({ key: kept.key, support: { ...kept.support, version: 'bubblewrap (as kept)' } }));
+    assert.equal((await exec(['--', 'true'])).env.result.sandbox?.tool, 'bubblewrap (as kept)');
+    // … one for another bwrap (or user, boot, kernel setting) is not: probed again, and rewritten.
+    writeFileSync(file, JSON.stringify({ key: `${kept.key}-other`, support: { ok: false, bwrap: null, reason: 'kept for another key' } }));
+    const again = await exec(['--', 'true']);
+    assert.equal(again.env.result.sandbox?.mode, 'workspace');
+    assert.match(again.env.result.sandbox?.tool ?? '', /^bubblewrap \d/);
+    assert.equal(JSON.parse(readFileSync(file, 'utf8')).key, kept.key);
+    // avfs doctor never trusts the kept answer.
+    writeFileSync(file, JSON.stringify({ key: kept.key, support: { ok: false, bwrap: null, reason: 'kept' } }));
+    assert.equal(JSON.parse((await cli(['--json', 'doctor'])).stdout).sandbox.ok, true);
+    assert.equal(JSON.parse(readFileSync(file, 'utf8')).support.ok, true);
+  });
+
+  test('what a sandboxed command leaves running ends with it and is no leftover', async () => {
+    const marker = `avfs-left-${process.pid}`;
+    const { env } = await exec(['--', 'bash', '-c', `(exec -a ${marker} sleep 30) & setsid bash -c 'exec -a ${marker} sleep 30' & echo started`]);
+    assert.equal(env.result.state, 'completed', env.result.stderr);
+    assert.equal(env.result.stdout, 'started\n');
+    assert.equal(env.result.leftover_processes, 0);
+    assert.equal((await sh('pgrep', ['-f', marker])).stdout, '');
+  });
+
   test('a run handed to a kept mount\'s server is sandboxed the same way', async () => {
     const kept = await exec(['--keep-mount', '--', 'true']);
     assert.equal(kept.env.result.state, 'completed');
@@ -284,7 +313,7 @@ describe('sandbox: runs through a real host', () => {
     assert.equal(env.result.sandbox?.mode, 'workspace');
   });
 
-  test('an approved networked run reaches a loopback listener; the network is recorded as shared', async () => {
+  test('an approved networked run reaches a loopback listener it names; the network is recorded as filtered to that host', async () => {
     const approver = await client(w.avfs, {
       name: 'test approver',
       approver: true,
@@ -296,9 +325,46 @@ describe('sandbox: runs through a real host', () => {
       assert.equal(env.result.approval?.outcome, 'approved');
       assert.equal(env.result.stdout, 'hello');
       assert.equal(l.hits(), before + 1);
-      assert.equal(env.result.sandbox?.network, 'shared');
-      assert.match(env.result.sandbox?.network_why ?? '', /^approved by .*client \(pid \d+/);
+      assert.equal(env.result.sandbox?.network, 'filtered');
+      assert.deepEqual(env.result.sandbox?.network_hosts, ['127.0.0.1']);
+      assert.match(env.result.sandbox?.network_why ?? '', /^approved by .*client \(pid \d+.*127\.0\.0\.1 alone/);
     } finally {
+      approver.close();
+    }
+  });
+
+  test('an approved run reaches only the hosts the policy read from it: another name is refused by the proxy and recorded, and there is no way around it', async () => {
+    const approver = await client(w.avfs, {
+      name: 'test approver',
+      approver: true,
+      setup: (conn) => conn.onRequest('approval/request', (_req: ApprovalRequest) => ({ answer: 'approve_once' })),
+    });
+    const refused = await listener();
+    try {
+      // The script the policy cannot read tries the refused name through the proxy, then directly.
+      const tries = [
+        `curl -s -o /dev/null -w 'proxied=%{http_code}\\n' http://127.0.0.1:${refused.port}/`,
+        `curl -s -o /dev/null -w 'tunnel=%{http_connect}\\n' -p http://127.0.0.1:${refused.port}/`,
+        `curl -s --noproxy '*' -o /dev/null -w 'direct=%{http_code}\\n' --max-time 2 http://127.0.0.1:${refused.port}/ || echo direct=none`,
+        `python3 -c 'import socket; socket.create_connection(("127.0.0.1", ${refused.port}), timeout=2); print("socket=yes")' 2>/dev/null || echo socket=no`,
+      ].join('\n') + '\n';
+      assert.equal((await cli(['--vault', 'main', 'write', '/net.sh'], tries)).code, 0);
+      const before = l.hits();
+      const { code, env } = await exec(['--shell', `curl -s http://localhost:${l.port}/ && echo && curl -s -p http://localhost:${l.port}/ && echo && bash net.sh`]);
+      assert.equal(code, 0, env.result.stderr);
+      assert.equal(env.result.approval?.outcome, 'approved');
+      // The allowed name: once as a proxied request, once through a CONNECT tunnel (as HTTPS goes).
+      assert.equal(env.result.stdout, 'hello\nhello\nproxied=403\ntunnel=403\ndirect=000\ndirect=none\nsocket=no\n');
+      assert.equal(l.hits(), before + 2, 'the allowed name was reached');
+      assert.equal(refused.hits(), 0, 'the refused name was never reached');
+      const s = env.result.sandbox!;
+      assert.equal(s.network, 'filtered');
+      assert.deepEqual(s.network_hosts, ['localhost']);
+      const v = s.violations.filter((x) => x.kind === 'network_refused');
+      assert.equal(v.length, 1, JSON.stringify(s.violations));
+      assert.match(v[0]!.message, /127\.0\.0\.1 \(2 times\).*localhost/);
+    } finally {
+      refused.server.close();
       approver.close();
     }
   });

@@ -8,6 +8,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterEach, describe, it } from 'mocha';
 import * as vscode from 'vscode';
 import type { VaultShell } from '../../extension/agents/vaultShell';
+import { ExecutionEnvelope } from '../../host/protocol/exec';
 import { avfs, hostReady, manifest, markerCommand, newVault, tidyWindow, until } from './helpers';
 import { notification, PART, requireUi, ui } from './ui';
 
@@ -62,6 +63,65 @@ describe('Agents', () => {
     }
     await api.agents.use(undefined);
     assert.deepEqual(api.agents.definition().args.slice(-1), ['mcp']);
+  });
+
+  it('VS Code starts the server itself: the AVFS tools are in vscode.lm.tools, read_file answers, and exec needing approval asks in our notification', async function () {
+    requireUi(this);
+    this.timeout(180_000);
+    const api = await hostReady();
+    const vault = await newVault(api, 'lm', { '/hello.txt': 'from the vault\n' });
+    await api.agents.use(vault);
+    // The suite's window has VS Code's AI features off (QUIET_SETTINGS: chat.disableAIFeatures), and
+    // then VS Code starts no MCP server: workbench.mcp.startServer returns at once, spawning nothing.
+    // A person using agent mode has them on.
+    const chat = vscode.workspace.getConfiguration('chat');
+    await chat.update('disableAIFeatures', false, vscode.ConfigurationTarget.Global);
+    try {
+      const tool = (suffix: string) => vscode.lm.tools.find((t) => t.name.startsWith('mcp_') && t.name.endsWith(`_${suffix}`));
+      // Turning them on takes effect asynchronously (the built-in chat extension is enabled and
+      // activates): until it has, startServer finds no server. Ask again until VS Code has started ours.
+      const t0 = Date.now();
+      await until('VS Code to start the AVFS server and list its tools', async () => {
+        await vscode.commands.executeCommand('workbench.mcp.startServer', '*', { waitForLiveTools: true });
+        return tool('read_file') !== undefined;
+      }, 90_000);
+      process.stdout.write(`      (VS Code listed the AVFS tools ${Date.now() - t0} ms after AI features were turned on)\n`);
+      const names = vscode.lm.tools.filter((t) => t.name.startsWith('mcp_')).map((t) => t.name.replace(/^mcp_[^_]+_/, ''));
+      for (const name of ['read_file', 'write_file', 'edit_file', 'exec', 'checkpoint_restore', 'vault_list']) assert.ok(names.includes(name), `${name} in ${names.join(' ')}`);
+      const exec = tool('exec')!;
+      assert.ok(exec.inputSchema && 'properties' in exec.inputSchema, 'exec has its input schema');
+      // VS Code spawned it (not this test): the host lists it as a client.
+      const status = await api.host.hostRequest('host/status', {});
+      assert.ok(status.clients.some((c) => c.name.startsWith('avfs mcp (pid')), JSON.stringify(status.clients.map((c) => c.name)));
+
+      const text = (r: vscode.LanguageModelToolResult) => r.content.filter((p): p is vscode.LanguageModelTextPart => p instanceof vscode.LanguageModelTextPart).map((p) => p.value).join('');
+      // VS Code hands a model the tool's structuredContent (the JSON its outputSchema describes).
+      const read = await vscode.lm.invokeTool(tool('read_file')!.name, { input: { path: '/hello.txt' }, toolInvocationToken: undefined });
+      assert.equal((JSON.parse(text(read)) as { content: string }).content, 'from the vault\n');
+
+      // exec of a command the policy sends for approval, invoked through VS Code: our notification
+      // asks (VS Code's own "run this tool?" confirmation is answered Yes by the workbench in test mode).
+      const run = vscode.lm.invokeTool(exec.name, { input: { command: markerCommand('lm') }, toolInvocationToken: undefined });
+      // Turning AI features on can reveal the chat view while the center opens: look again until it shows.
+      for (let end = Date.now() + 60_000; ; ) {
+        try {
+          await notification(new RegExp(`Agent wants to run .*marker.* in vault ${vault}`), 5_000);
+          break;
+        } catch (e) {
+          await ui('screenshot', { name: `lm-notification-${Date.now()}` });
+          if (Date.now() > end) throw e;
+        }
+      }
+      await ui('click', { role: 'button', name: 'Approve Once', exact: true, within: '.notifications-center' });
+      const envelope = ExecutionEnvelope.parse(JSON.parse(text(await run)));
+      assert.equal(envelope.result.approval?.outcome, 'approved');
+      assert.equal(envelope.result.exit_code, 0);
+      assert.equal((await avfs(['--vault', vault, 'cat', '/marker.txt'])).stdout, 'lm');
+    } finally {
+      await vscode.commands.executeCommand('workbench.mcp.stopServer', '*').then(undefined, () => undefined);
+      await chat.update('disableAIFeatures', undefined, vscode.ConfigurationTarget.Global);
+      await api.agents.use(undefined);
+    }
   });
 
   it('Use Vault for Agents… picks the vault, shown in the status bar', async function () {

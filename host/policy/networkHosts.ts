@@ -1,0 +1,62 @@
+/**
+ * The hosts a command's network use goes to, as the policy read it: what a sandboxed run whose
+ * network part was let run may reach (docs/exec.md, "Network by host"). Pure: from the judged
+ * parts of a decision. A part in the `networked` category names its hosts by
+ * - a URL among its words (`https://host/…`, also after `=`: `--registry=https://host/`);
+ * - a `user@host:path` or `host:path` remote (scp-style, as git and rsync take them);
+ * - its program: a package manager reaches its registry (npm, npx, pnpm, yarn: registry.npmjs.org
+ *   and registry.yarnpkg.com; pip, pipx, uv, poetry, pdm: pypi.org and files.pythonhosted.org).
+ * A networked part that names no host this way (`git fetch origin`, `ssh host`, a script) makes
+ * the answer null: the hosts are not known, and the run gets the whole network as before.
+ */
+import { posix } from 'node:path';
+import type { DecisionPart } from '../protocol/policy';
+
+const REGISTRIES: Record<string, string[]> = {
+  npm: ['registry.npmjs.org'],
+  npx: ['registry.npmjs.org'],
+  pnpm: ['registry.npmjs.org'],
+  yarn: ['registry.yarnpkg.com', 'registry.npmjs.org'],
+  pip: ['pypi.org', 'files.pythonhosted.org'],
+  pipx: ['pypi.org', 'files.pythonhosted.org'],
+  uv: ['pypi.org', 'files.pythonhosted.org'],
+  poetry: ['pypi.org', 'files.pythonhosted.org'],
+  pdm: ['pypi.org', 'files.pythonhosted.org'],
+};
+
+const URL_HOST = /(?:^|=)[a-z][a-z0-9+.-]*:\/\/(?:[^@/?#\s]*@)?(\[[0-9a-f:.]+\]|[^/:?#\s]+)/i;
+const SCP_HOST = /^(?:[\w.-]+@)?([a-z0-9-]+(?:\.[a-z0-9-]+)+|localhost):(?!\/\/)/i;
+
+/** A host as the proxy compares it: lower case, no trailing dot, IPv6 without brackets. */
+export function normalHost(host: string): string {
+  return host.toLowerCase().replace(/\.$/, '').replace(/^\[(.*)\]$/, '$1');
+}
+
+function hostsOfPart(part: DecisionPart): string[] {
+  const out = new Set<string>();
+  for (const word of part.argv) {
+    const url = URL_HOST.exec(word)?.[1];
+    if (url) out.add(normalHost(url));
+    else {
+      const scp = SCP_HOST.exec(word)?.[1];
+      if (scp) out.add(normalHost(scp));
+    }
+  }
+  const name = (w: string | undefined) => posix.basename(w ?? '').replace(/\d+(\.\d+)*$/, '');
+  // The program, and `python -m pip install …` is pip too.
+  const m = part.argv.indexOf('-m');
+  for (const prog of [name(part.argv[0]), ...(m > 0 ? [name(part.argv[m + 1])] : [])]) for (const h of REGISTRIES[prog] ?? []) out.add(h);
+  return [...out];
+}
+
+/** The hosts of every networked part, or null when one of them names none the policy can see. */
+export function networkHostsOf(parts: DecisionPart[]): string[] | null {
+  const all = new Set<string>();
+  for (const part of parts) {
+    if (!part.categories.includes('networked')) continue;
+    const hosts = hostsOfPart(part);
+    if (hosts.length === 0) return null;
+    for (const h of hosts) all.add(h);
+  }
+  return all.size > 0 ? [...all].sort() : null;
+}
