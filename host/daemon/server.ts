@@ -28,7 +28,7 @@ import { APPROVAL_REQUEST, ApprovalReply, HOST_METHODS, type HostMethodName, typ
 import { METHOD_NAMES, METHODS, type MountInfo } from '../protocol/methods';
 import { type PolicyEngine, createPolicyEngine } from '../policy/engine';
 import { addAlwaysAllowRules } from '../policy/sources';
-import { runExec } from '../proxy/pipeline';
+import { type Execute, executor } from '../proxy/executor';
 import { describePeer, type Peer, peerOfPid, peerOfSocket, runOf, stillThere } from '../proxy/peer';
 import { RunnerProcess } from '../proxy/runnerClient';
 import { MountRegistry } from '../fuse/registry';
@@ -117,6 +117,8 @@ export class VaultHost {
   private readonly pool: OpsPool;
   /** Starts the commands of exec/run: a fork of this process would cost several times more. */
   private readonly runner = new RunnerProcess();
+  /** exec/run's pipeline, wired once for this process (host/proxy/executor.ts). */
+  private readonly execute: Execute;
   private stopping: Promise<void> | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
   private idleSweep: NodeJS.Timeout | undefined;
@@ -135,6 +137,15 @@ export class VaultHost {
         this.checkIdle();
       },
       log: (m) => this.log('warn', m),
+    });
+    this.execute = executor({
+      home: opts.home,
+      engine: () => this.policyEngine(),
+      inProcessMounts: false,
+      surface: 'rpc',
+      owner: `the vault host (pid ${process.pid})`,
+      store: this.pool.execStore(),
+      run: (o) => this.runner.run(o),
     });
   }
 
@@ -351,25 +362,19 @@ export class VaultHost {
     this.history.started(started);
     this.notify('exec/started', started);
     try {
-      const envelope = await runExec(
+      const envelope = await this.execute(
         { ...req, id },
         {
-          home: this.opts.home,
-          engine: () => this.policyEngine(),
           approver: this.broker,
-          inProcessMounts: false,
           surface: `rpc:${client.name}`,
-          owner: `the vault host (pid ${process.pid})`,
           signal: cancel.signal,
           // The command inherits its caller's environment, as it would run directly (docs/exec.md).
-          ...(req.caller_env ? { baseEnv: req.caller_env } : {}),
-          store: this.pool.execStore(),
-          run: (o) => this.runner.run(o),
-          onState: (runId, state) => {
-            this.history.state(runId, state);
-            this.notify('exec/state', { id: runId, state });
+          ...(req.caller_env ? { env: req.caller_env } : {}),
+          onState: (state) => {
+            this.history.state(id, state);
+            this.notify('exec/state', { id, state });
           },
-          onOutput: (runId, stream, chunk) => this.output(runId, stream, chunk),
+          output: (stream, chunk) => this.output(id, stream, chunk),
         },
       );
       if (envelope.result.kept_mounted && !envelope.result.mount_reused && envelope.result.mountpoint) this.ownMounts.add(envelope.result.mountpoint);

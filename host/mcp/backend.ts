@@ -9,6 +9,7 @@ import type { HostConnection } from '../daemon/client';
 import type { OpName, OpsContext } from '../ops/context';
 import type { ExecRequestInput, ExecState, ExecutionEnvelope } from '../protocol/exec';
 import type { MethodParams, MethodResult } from '../protocol/methods';
+import { type Execute, executor } from '../proxy/executor';
 import type { AvfsHome } from '../store/home';
 import type { HomeDir } from '../store/homeDir';
 
@@ -73,6 +74,8 @@ export function createBackend(opts: BackendOptions): McpBackend {
     return h;
   }
 
+  let execute: Execute | undefined;
+
   async function inProcess(): Promise<{ ctx: OpsContext; home: AvfsHome }> {
     if (!local) {
       const { AvfsHome } = await import('../store/home');
@@ -117,21 +120,17 @@ export function createBackend(opts: BackendOptions): McpBackend {
         }
       }
       const { ctx, home } = await inProcess();
-      const { runExec } = await import('../proxy/pipeline');
+      // Wired once for this process, as the host wires its own (host/proxy/executor.ts).
+      execute ??= executor({ home, engine: ctx.engine, inProcessMounts: false, surface: 'rpc', owner: opts.name });
       const { noApprover } = await import('../proxy/approvals');
       const decoder = { stdout: new TextDecoder(), stderr: new TextDecoder() };
-      return runExec(
+      return execute(
         { ...request, id },
         {
-          home,
-          engine: ctx.engine,
           approver: noApprover('no vault host is running to ask (open VS Code with the avfs extension, or run `avfs host`)'),
-          inProcessMounts: false,
-          surface: 'rpc',
-          owner: `${opts.name}`,
           ...(watch.signal ? { signal: watch.signal } : {}),
-          onState: (_id, state) => watch.onState?.(state),
-          onOutput: (_id, stream, chunk) => watch.onOutput?.(stream, decoder[stream].decode(chunk, { stream: true })),
+          onState: (state) => watch.onState?.(state),
+          output: (stream, chunk) => watch.onOutput?.(stream, decoder[stream].decode(chunk, { stream: true })),
         },
       );
     },

@@ -11,7 +11,7 @@
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import { rmSync } from 'node:fs';
-import type { ApprovalRequest, ExecutionEnvelope } from '../protocol/exec';
+import type { ApprovalRequest, ExecRequestInput, ExecutionEnvelope } from '../protocol/exec';
 import { MountExecFollowUp, type MountExecReply, MountExecRun } from '../protocol/mountExec';
 import type { PolicyEngine } from '../policy/engine';
 import type { AvfsHome } from '../store/home';
@@ -20,7 +20,7 @@ import { listenOwnerOnly } from '../store/socketPath';
 import { VERSION } from '../version';
 import { type Approver, type ApprovalOutcome, DEFAULT_APPROVAL_TIMEOUT_MS, noApprover } from './approvals';
 import { describePeer, type Peer, peerOfSocket, runOf, stillThere } from './peer';
-import { runExec } from './pipeline';
+import { executor } from './executor';
 import { RunnerProcess } from './runnerClient';
 
 const WARM_AFTER_MS = 300;
@@ -66,6 +66,16 @@ export async function serveMountExec(opts: MountExecOptions): Promise<MountExecE
     },
   };
   const runs = new Set<AbortController>();
+  const execRun = executor({
+    home: opts.home,
+    engine: policyEngine,
+    // This process serves a mount already; any other mount a run needs is served by its own process.
+    inProcessMounts: false,
+    surface: 'cli',
+    owner: `the server of a mount of ${opts.vault} (pid ${process.pid})`,
+    vaults,
+    run: (o) => runner.run(o),
+  });
 
   const serveOne = (socket: Socket) => {
     const cancel = new AbortController();
@@ -126,19 +136,11 @@ export async function serveMountExec(opts: MountExecOptions): Promise<MountExecE
 
     const execute = async (run: MountExecRun) => {
       const refused = run.approver.interactive ? cannotAsk() : undefined;
-      const envelope = await runExec(run.request as Parameters<typeof runExec>[0], {
-        home: opts.home,
-        engine: policyEngine,
+      const envelope = await execRun(run.request as ExecRequestInput, {
         approver: run.approver.interactive && !refused ? callerApprover : noApprover(refused ? `the caller claims a terminal to ask at, but ${refused}` : run.approver.why),
-        // This process serves a mount already; any other mount a run needs is served by its own process.
-        inProcessMounts: false,
-        surface: 'cli',
-        owner: `the server of a mount of ${opts.vault} (pid ${process.pid})`,
         signal: cancel.signal,
-        baseEnv: run.env,
-        vaults,
-        run: (o) => runner.run(o),
-        ...(run.stream ? { onOutput: (_id: string, stream: 'stdout' | 'stderr', chunk: Buffer) => send({ type: 'output', stream, data: chunk.toString('base64') }) } : {}),
+        env: run.env,
+        ...(run.stream ? { output: (stream: 'stdout' | 'stderr', chunk: Buffer) => send({ type: 'output', stream, data: chunk.toString('base64') }) } : {}),
       });
       const { exitCode, human } = opts.present(envelope);
       send({ type: 'done', envelope, exit_code: exitCode, human });

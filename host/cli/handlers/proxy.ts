@@ -4,6 +4,7 @@ import { AvfsError } from '../../protocol/errors';
 import { randomUUID } from 'node:crypto';
 import { type ApprovalRequest, EXEC_EXIT, type ExecRequestInput, type ExecutionEnvelope } from '../../protocol/exec';
 import { noApprover, terminalApprover } from '../../proxy/approvals';
+import { cancelOnSignals, executor } from '../../proxy/executor';
 import { type CliContext, NO_HOST_ENV } from '../context';
 import { type ExecOptions, execRequestOf, promptOf, readAll } from '../execRequest';
 import { renderSummary } from './checkpoint';
@@ -126,30 +127,26 @@ export const proxyHandlers = {
     if (opts.stdin) request.stdin = await readAll(process.stdin);
     const { interactive, why } = await promptOf(opts);
     const approver = interactive ? terminalApprover({ input: process.stdin, output: process.stderr }) : noApprover(why);
-    const cancel = new AbortController();
-    const onSignal = () => cancel.abort();
-    for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(s, onSignal);
+    const cancel = cancelOnSignals();
     // Without --json a person watches: the command's output streams through as it comes.
     const show = json ? undefined : (stream: 'stdout' | 'stderr', data: Buffer | string) => (stream === 'stdout' ? ctx.stdout : ctx.stderr).write(data);
     let envelope: ExecutionEnvelope;
     const inProcess = async () => {
       // This process starts the command: its descendants keep it as an ancestor (host/proxy/peer.ts).
       (await import('../../proxy/peer')).becomeRunner();
-      return (await import('../../proxy/pipeline')).runExec(request, {
+      const execute = executor({
         home: await ctx.home(),
         engine: (await ctx.opsContext()).engine,
-        approver,
         inProcessMounts: true,
         surface: 'cli',
         owner: `avfs proxy exec (pid ${process.pid})`,
-        signal: cancel.signal,
-        ...(show ? { onOutput: (_id: string, stream: 'stdout' | 'stderr', chunk: Buffer) => show(stream, chunk) } : {}),
       });
+      return execute(request, { approver, signal: cancel.signal, ...(show ? { output: show } : {}) });
     };
     try {
       envelope = (await viaHost(ctx, request, { interactive, signal: cancel.signal, ...(show ? { show } : {}) })) ?? (await inProcess());
     } finally {
-      for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.removeListener(s, onSignal);
+      cancel.dispose();
     }
     // A mount served by this process leaves native handles that keep it alive.
     ctx.exitWhenDone = true;
