@@ -33,7 +33,8 @@ const NOT_OPERATIONS: Record<string, string> = {
   mcp: 'serves MCP on stdio (test/mcp)',
   doctor: 'probes this machine, no vault (test/sandbox checks its JSON)',
   'hook claude-code': 'prints Claude Code\'s hook output, not an operation\'s result (test/mcp/claudeHook.test.ts)',
-  'hook install': 'writes an agent\'s settings file (test/mcp/claudeHook.test.ts)',
+  'hook cline': 'prints Cline\'s hook output, not an operation\'s result (test/mcp/clineHook.test.ts)',
+  'hook install': 'writes an agent\'s settings file or hook script (test/mcp/claudeHook.test.ts, test/mcp/clineHook.test.ts)',
 };
 
 describe('CLI --json output is the operation\'s result', () => {

@@ -22,14 +22,22 @@ export function register(program: Command, act: Act): void {
   );
   example(
     hook
+      .command('cline')
+      .description('judge one Cline PreToolUse call (JSON on stdin) and print the hook\'s answer ({"cancel": …}) on stdout')
+      .action(act('hook.cline')),
+    'echo \'{"hookName":"PreToolUse","workspaceRoots":["/src/app"],"preToolUse":{"toolName":"execute_command","parameters":{"command":"rm -rf /"}}}\' | avfs hook cline',
+  );
+  example(
+    hook
       .command('install <agent>')
-      .description('add the avfs hook to an agent\'s settings (claude-code: .claude/settings.json), keeping every other setting and hook')
-      .option('--project', 'this project\'s .claude/settings.json (the default)')
-      .option('--user', 'your ~/.claude/settings.json')
+      .description('add the avfs hook to an agent (claude-code: .claude/settings.json, keeping every other setting and hook; cline: the .clinerules/hooks/PreToolUse script)')
+      .option('--project', 'this project\'s .claude/settings.json, or .clinerules/hooks/ (the default)')
+      .option('--user', 'your ~/.claude/settings.json, or ~/Documents/Cline/Hooks/')
       .option('--route <vault>', 'the installed hook routes Bash commands through this vault')
       .option('--print', 'print the settings it would write, and write nothing')
       .action(act('hook.install')),
     'avfs hook install claude-code --project',
     'avfs hook install claude-code --user --print',
+    'avfs hook install cline',
   );
 }
