@@ -1,7 +1,8 @@
 /**
  * npm run bench -- checkpoint [--quick]
- * Checkpoint save / restore / diff at 1,000, 10,000 and 50,000 files, and fork of a 10 MiB and a
- * 1 GiB vault next to copying the vault file, all measured in this one run.
+ * Checkpoint save / restore / diff at 1,000, 10,000 and 50,000 files, fork of a 10 MiB and a
+ * 1 GiB vault next to copying the vault file, and what each checkpoint holds alone on 1,000
+ * checkpoints of a 10,000-file vault next to a scan of every checkpoint's extents, all measured in this one run.
  */
 import { randomBytes } from 'node:crypto';
 import { copyFileSync, mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -95,6 +96,50 @@ for (const [label, bytes] of quick ? ([['10 MiB', 10 * MiB]] as const) : ([['10 
   v.close();
   home.removeFiles(name);
 }
+// What each checkpoint holds alone, on many checkpoints of a 10,000-file vault: the counts kept in
+// cp_refs against working it out from every checkpoint's extents, as a list would without them.
+const MANY = quick ? 100 : 1_000;
+const aloneRows: string[][] = [['checkpoints × files', 'count all (once) ms', 'list with alone ms', 'save + list ms', 'scan every checkpoint ms', 'vault file']];
+{
+  const v = home.create('many');
+  const vfs = new Vfs(v);
+  populate(vfs, 10_000);
+  v.checkpoints.setRetention({ keep_last: null, max_age_ms: null, hold_recent_ms: 0 });
+  for (let c = 0; c < MANY; c++) {
+    // Like an agent's runs: each changes a few files, then the next run's checkpoint is taken.
+    vfs.mutate('/', () => {
+      for (let i = 0; i < 10; i++) vfs.writeFile(`/d${(c * 7 + i) % 100}/f${((c * 7 + i) % 100) * 100 + i}.ts`, Buffer.from(`run ${c} ${i}\n`));
+    });
+    v.checkpoints.save({ auto: true, prefix: 'exec' });
+  }
+  v.db.exec('DELETE FROM cp_refs; DELETE FROM cp_counted');
+  const countAll = time(() => v.checkpoints.refs.sync());
+  const list: number[] = [];
+  const saveList: number[] = [];
+  const scan: number[] = [];
+  const listAlone = () => {
+    const alone = v.checkpoints.aloneBytes()!;
+    v.checkpoints.list().map((c) => alone.get(c.id) ?? 0);
+  };
+  for (let r = 0; r < REPS; r++) {
+    list.push(time(listAlone));
+    vfs.writeFile('/d0/f0.ts', Buffer.from(`again ${r}\n`));
+    saveList.push(time(() => {
+      v.checkpoints.save({ auto: true, prefix: 'exec' });
+      listAlone();
+    }));
+    if (r === 0) {
+      scan.push(time(() => v.db.prepare(
+        `SELECT x.cp, SUM(LENGTH(c.data)) FROM (SELECT hash, MIN(cp) AS cp, COUNT(DISTINCT cp) AS k FROM cp_extents GROUP BY hash) x JOIN chunks c ON c.hash = x.hash
+          WHERE x.k = 1 AND x.hash NOT IN (SELECT hash FROM extents) GROUP BY x.cp`,
+      ).all()));
+    }
+  }
+  v.db.pragma('wal_checkpoint(TRUNCATE)');
+  aloneRows.push([`${MANY.toLocaleString('en')} × 10,000`, fmt(countAll), fmt(median(list)), fmt(median(saveList)), fmt(median(scan)), `${(statSync(v.file).size / 1024 / 1024).toFixed(0)} MiB`]);
+  v.close();
+  home.removeFiles('many');
+}
 rmSync(dir, { recursive: true, force: true });
 
 const print = (rs: string[][]) => {
@@ -104,3 +149,5 @@ const print = (rs: string[][]) => {
 print(rows);
 console.log();
 print(forkRows);
+console.log();
+print(aloneRows);

@@ -10,12 +10,12 @@ import type { Ctx } from './ctx';
 import { HostCallError } from './errors';
 import { toCheckpointUri } from './fs/checkpointFs';
 import { toUri } from './fs/vaultFs';
-import { plural } from './format';
+import { formatBytes, plural } from './format';
 import { type Arg, askVaultName, checkpointOf, fileOf, pathToCopy, pickCheckpoint, vaultOf } from './targets';
 import { basename } from './uris';
 import { changeResources } from './diffs';
 import { confirmAndRestore, LONG_MS, withProgress } from './restore';
-import { deleteVaultConfirmation } from './warnings';
+import { deleteVaultConfirmation, pruneConfirmation } from './warnings';
 
 type Command = (arg?: Arg) => unknown;
 
@@ -169,6 +169,59 @@ const factories: Record<string, (ctx: Ctx) => Command> = {
       if (text.trim() === '') await ctx.host.request('quota/clear', { vault, key: item.key });
       else await ctx.host.request('quota/set', { vault, key: item.key, value: Number(text.trim()) });
       ctx.tree.refresh({ vault, files: false, checkpoints: false });
+    }),
+
+  'avfs.checkpointRetention': (ctx) => (arg) =>
+    ctx.run('Checkpoint Retention', async () => {
+      const vault = await vaultOf(ctx, arg, 'Vault whose automatic checkpoints to keep');
+      if (!vault) return;
+      const r = await ctx.host.request('checkpoint/retention', { vault });
+      const items: (vscode.QuickPickItem & { key: 'keep_last' | 'max_age' | 'hold_recent' | 'off' })[] = [
+        { key: 'keep_last', label: 'Keep the Last…', description: r.keep_last === null ? 'no such rule' : String(r.keep_last), detail: 'How many automatic checkpoints to keep, newest first' },
+        { key: 'max_age', label: 'Keep Those Younger Than…', description: r.max_age ?? 'no such rule', detail: 'An age: 30m, 12h, 7d, 2w' },
+        { key: 'hold_recent', label: "Hold a Run's Restore Point For…", description: r.hold_recent, detail: 'After the run ended, whatever the rules (a pending run holds it until it ends)' },
+        { key: 'off', label: 'Keep Every Automatic Checkpoint', description: r.off ? 'now' : '', detail: 'Retention off' },
+      ];
+      const item = await vscode.window.showQuickPick(items, { title: `Checkpoint retention of ${vault}: ${r.description}`, placeHolder: 'Rule to set' });
+      if (!item) return;
+      let asked: { keep_last?: number | null; max_age?: string | null; hold_recent?: string; off?: boolean } = { off: true };
+      if (item.key !== 'off') {
+        const current = item.key === 'keep_last' ? (r.keep_last === null ? '' : String(r.keep_last)) : item.key === 'max_age' ? (r.max_age ?? '') : r.hold_recent;
+        const text = await vscode.window.showInputBox({
+          title: `${item.label.replace(/…$/, '')} (vault ${vault})`,
+          prompt: item.key === 'keep_last' ? 'A whole number; empty drops this rule' : item.key === 'max_age' ? '30m, 12h, 7d or 2w; empty drops this rule' : '10m, 1h, or 0',
+          value: current,
+        });
+        if (text === undefined) return;
+        const v = text.trim();
+        // A number is sent as one; anything else as typed, for the host to judge (its typed error is shown).
+        if (item.key === 'keep_last') asked = { keep_last: v === '' ? null : /^\d+$/.test(v) ? Number(v) : (v as unknown as number) };
+        else if (item.key === 'max_age') asked = { max_age: v === '' ? null : v };
+        else asked = { hold_recent: v };
+      }
+      const next = await ctx.host.request('checkpoint/retention', { vault, ...asked });
+      vscode.window.setStatusBarMessage(`$(check) Checkpoint retention of ${vault}: ${next.description}`, 5000);
+      ctx.tree.refresh({ vault, files: false, checkpoints: true });
+    }),
+
+  'avfs.pruneCheckpoints': (ctx) => (arg) =>
+    ctx.run('Prune and Reclaim Space', async () => {
+      const vault = await vaultOf(ctx, arg, 'Vault whose automatic checkpoints to prune');
+      if (!vault) return;
+      const plan = await withProgress(`Looking at the checkpoints of ${vault}…`, () =>
+        ctx.host.request('checkpoint/prune', { vault, dry_run: true, gc: true }, { timeoutMs: LONG_MS }),
+      );
+      const ask = pruneConfirmation(vault, plan);
+      if (!ask) {
+        const held = plan.held.length > 0 ? ` (${plural(plan.held.length, 'checkpoint')} past it kept for now: ${plan.held[0]!.reason})` : '';
+        void vscode.window.showInformationMessage(`Nothing to prune in vault ${vault}: its retention ${plan.retention.description}${held}.`);
+        return;
+      }
+      if ((await vscode.window.showWarningMessage(ask.message, { modal: true, detail: ask.detail }, 'Prune and Reclaim')) !== 'Prune and Reclaim') return;
+      const done = await withProgress(`Pruning the checkpoints of ${vault}…`, () => ctx.host.request('checkpoint/prune', { vault, gc: true }, { timeoutMs: LONG_MS }));
+      const freed = done.gc?.bytes_freed ?? 0;
+      vscode.window.setStatusBarMessage(`$(check) Pruned ${plural(done.pruned.length, 'checkpoint')} of ${vault}; ${formatBytes(freed)} reclaimed`, 8000);
+      ctx.tree.refresh({ vault, files: false, checkpoints: true });
     }),
 
   'avfs.copyPath': (ctx) => (arg) =>

@@ -1,6 +1,7 @@
 // The texts of the modal confirmations: what a restore will throw away, what deleting a vault
-// deletes. Built from the host's answers; pure (no `vscode` import), unit-tested under node:test.
+// deletes, what a prune deletes and gives back. Built from the host's answers; pure (no `vscode` import), unit-tested under node:test.
 import type { ChangeSummary } from '../host/protocol/changes';
+import type { PruneResult } from '../host/protocol/methods/checkpoints';
 import type { VaultInfo } from '../host/protocol/vault';
 import { formatBytes, plural } from './format';
 
@@ -48,4 +49,35 @@ export function deleteVaultConfirmation(info: VaultInfo): Confirmation {
     );
   }
   return { message: `Delete vault "${info.name}"?`, detail: lines.join('\n') };
+}
+
+/**
+ * `plan` is a dry run of checkpoint/prune with gc: what goes, what is held and why, and the bytes
+ * that come back (what the pruned checkpoints held alone, plus chunks nothing references already).
+ * Undefined when nothing would go and nothing would come back.
+ */
+export function pruneConfirmation(vault: string, plan: PruneResult): Confirmation | undefined {
+  const orphans = plan.gc?.bytes_freed ?? 0;
+  const back = plan.freed_size + orphans;
+  if (plan.pruned.length === 0 && back === 0) return undefined;
+  const lines: string[] = [`Retention: ${plan.retention.description}.`, ''];
+  if (plan.pruned.length > 0) {
+    lines.push(`${plural(plan.pruned.length, 'automatic checkpoint')} past it will be deleted:`);
+    const shown = plan.pruned.slice(0, LISTED).map((c) => `  ${c.name}${c.alone_size ? ` (${formatBytes(c.alone_size)} alone)` : ''}`);
+    if (plan.pruned.length > LISTED) shown.push(`  … and ${plan.pruned.length - LISTED} more`);
+    lines.push(...shown);
+  }
+  if (plan.held.length > 0) lines.push(`${plural(plan.held.length, 'checkpoint')} past it ${plan.held.length === 1 ? 'is' : 'are'} kept for now: ${plan.held[0]!.reason}${plan.held.length > 1 ? ', …' : ''}`);
+  lines.push(
+    '',
+    `${formatBytes(back)} come back to the disk${orphans > 0 ? ` (${formatBytes(plan.freed_size)} the deleted checkpoints held alone, ${formatBytes(orphans)} nothing references already)` : ''}.`,
+    'Named checkpoints and the files are not touched.',
+  );
+  return {
+    message:
+      plan.pruned.length > 0
+        ? `Prune ${plural(plan.pruned.length, 'automatic checkpoint')} of vault "${vault}" and reclaim ${formatBytes(back)}?`
+        : `Reclaim ${formatBytes(back)} of vault "${vault}"?`,
+    detail: lines.join('\n'),
+  };
 }

@@ -114,9 +114,10 @@ export function checkpointsNewestFirst(list: readonly CheckpointInfo[]): Checkpo
   return [...list].sort((a, b) => Date.parse(b.created_at) - Date.parse(a.created_at) || compareNames(b.name, a.name));
 }
 
-/** "5 min ago · 14 KiB — clean tree" */
+/** "5 min ago · 14 KiB · 2.0 KiB alone — clean tree" (alone: what deleting it and gc give back, shown when not 0) */
 export function checkpointDescription(cp: CheckpointInfo, now = Date.now()): string {
-  const text = `${ago(cp.created_at, now)} · ${cp.total_size_human}`;
+  const alone = cp.alone_size ? ` · ${cp.alone_size_human} alone` : '';
+  const text = `${ago(cp.created_at, now)} · ${cp.total_size_human}${alone}`;
   return cp.description ? `${text} — ${cp.description}` : text;
 }
 
@@ -126,6 +127,8 @@ export function checkpointTooltip(cp: CheckpointInfo): string {
     '',
     cp.description ? `${markdownText(cp.description)}\n` : '',
     `Saved ${cp.created_at}: ${plural(cp.file_count, 'entry', 'entries')}, ${cp.total_size_human}`,
+    cp.alone_size_human === null ? '' : `\n\nHolds ${cp.alone_size_human} no other checkpoint, fork or the current tree holds: what deleting it (then gc) gives back`,
+    cp.auto ? '\n\nKept by the vault\'s retention (AVFS: Checkpoint Retention…)' : '',
   ]
     .filter((l, i, all) => l !== '' || all[i - 1] !== '')
     .join('\n');

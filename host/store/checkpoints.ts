@@ -124,14 +124,21 @@ export class Checkpoints {
         .run(id, name, now, opts.description ?? null, opts.auto ? 1 : 0, counters.live_inodes, counters.live_bytes, seq);
       // Files unlinked but still open on a mount (nlink 0) are not part of the tree: leave them out,
       // or a restore would bring back inodes that nothing will ever free.
-      this.db.prepare(`INSERT INTO cp_inodes (cp, ${INODE_COLS}) SELECT ?, ${INODE_COLS} FROM inodes WHERE nlink > 0`).run(id);
+      const copied = this.db.prepare(`INSERT INTO cp_inodes (cp, ${INODE_COLS}) SELECT ?, ${INODE_COLS} FROM inodes WHERE nlink > 0`).run(id).changes;
       this.db.prepare('INSERT INTO cp_dentries (cp, parent, name, ino) SELECT ?, parent, name, ino FROM dentries').run(id);
       this.db.prepare('INSERT INTO cp_symlinks (cp, ino, target) SELECT ?, ino, target FROM symlinks').run(id);
-      this.db.prepare('INSERT INTO cp_extents (cp, ino, idx, hash) SELECT ?, e.ino, e.idx, e.hash FROM extents e JOIN inodes i ON i.ino = e.ino WHERE i.nlink > 0').run(id);
-      const counted = this.db
-        .prepare("SELECT COUNT(*) - 1 AS n, COALESCE(SUM(CASE WHEN (mode & 61440) = 32768 THEN size END), 0) AS bytes FROM cp_inodes WHERE cp = ?")
-        .get(id) as { n: number; bytes: number };
-      this.db.prepare('UPDATE checkpoints SET file_count = ?, total_bytes = ? WHERE id = ?').run(counted.n, counted.bytes, id);
+      // Every inode copied (none is unlinked but open, the usual case): the extents are copied
+      // without a lookup each, and the live counters are the tree's totals. Else both are worked out.
+      const whole = copied === (this.db.prepare('SELECT COUNT(*) AS n FROM inodes').get() as { n: number }).n;
+      if (whole) {
+        this.db.prepare('INSERT INTO cp_extents (cp, ino, idx, hash) SELECT ?, ino, idx, hash FROM extents').run(id);
+      } else {
+        this.db.prepare('INSERT INTO cp_extents (cp, ino, idx, hash) SELECT ?, e.ino, e.idx, e.hash FROM extents e JOIN inodes i ON i.ino = e.ino WHERE i.nlink > 0').run(id);
+        const counted = this.db
+          .prepare("SELECT COUNT(*) - 1 AS n, COALESCE(SUM(CASE WHEN (mode & 61440) = 32768 THEN size END), 0) AS bytes FROM cp_inodes WHERE cp = ?")
+          .get(id) as { n: number; bytes: number };
+        this.db.prepare('UPDATE checkpoints SET file_count = ?, total_bytes = ? WHERE id = ?').run(counted.n, counted.bytes, id);
+      }
       if (!opts.internal) {
         this.journal.append('checkpoint_save', null, {
           details: { checkpoint: name, auto: !!opts.auto, description: opts.description ?? null, ...(opts.run !== undefined ? { run: opts.run } : {}) },
@@ -159,15 +166,9 @@ export class Checkpoints {
       this.db.prepare('INSERT INTO dentries (parent, name, ino) SELECT parent, name, ino FROM cp_dentries WHERE cp = ?').run(cp.id);
       this.db.prepare('INSERT INTO symlinks (ino, target) SELECT ino, target FROM cp_symlinks WHERE cp = ?').run(cp.id);
       this.db.prepare('INSERT INTO extents (ino, idx, hash) SELECT ino, idx, hash FROM cp_extents WHERE cp = ?').run(cp.id);
-      // Inode numbers are never reused, so next_ino stays where it is.
-      this.db
-        .prepare(
-          `UPDATE counters SET
-             live_bytes = (SELECT COALESCE(SUM(size), 0) FROM inodes WHERE (mode & 61440) = 32768),
-             live_inodes = (SELECT COUNT(*) - 1 FROM inodes)
-           WHERE id = 1`,
-        )
-        .run();
+      // Inode numbers are never reused, so next_ino stays where it is. The checkpoint's totals are
+      // the restored tree's (counted as the live counters count, when it was saved or edited).
+      this.db.prepare('UPDATE counters SET live_bytes = ?, live_inodes = ? WHERE id = 1').run(cp.total_bytes, cp.file_count);
       // Throwing here rolls the whole transaction back, the undo checkpoint included.
       if (!opts.force) this.quotas.checkReplace(before, this.usage(), name);
       this.journal.append('checkpoint_restore', null, { details: { checkpoint: name, undo: undo.name, ...(opts.force ? { force: true } : {}) } });
@@ -282,10 +283,14 @@ export class Checkpoints {
     db.prepare('UPDATE checkpoints SET file_count = ?, total_bytes = ? WHERE id = ?').run(counted.n, counted.bytes, id);
   }
 
+  /** The tree's usage as the quotas count it; the largest file (a scan) only when a quota bounds it. */
   private usage(): TreeUsage {
-    const r = this.db
-      .prepare('SELECT c.live_bytes AS bytes, c.live_inodes AS files, (SELECT COALESCE(MAX(size), 0) FROM inodes WHERE (mode & 61440) = 32768) AS largest FROM counters c WHERE id = 1')
-      .get() as { bytes: number; files: number; largest: number };
+    const largest = this.quotas.get().max_file_size_mb === null ? '0' : '(SELECT COALESCE(MAX(size), 0) FROM inodes WHERE (mode & 61440) = 32768)';
+    const r = this.db.prepare(`SELECT c.live_bytes AS bytes, c.live_inodes AS files, ${largest} AS largest FROM counters c WHERE id = 1`).get() as {
+      bytes: number;
+      files: number;
+      largest: number;
+    };
     return { bytes: r.bytes, files: r.files, largestFile: r.largest };
   }
 

@@ -77,6 +77,9 @@ test('checkpoints are listed newest first and described by age, size and descrip
   const list = [cp('first', '2026-01-10T10:00:00Z'), cp('third', '2026-01-10T11:30:00Z'), cp('second', '2026-01-10T11:00:00Z', 'clean tree')];
   assert.deepEqual(checkpointsNewestFirst(list).map((c) => c.name), ['third', 'second', 'first']);
   assert.equal(checkpointDescription(list[2]!, Date.parse('2026-01-10T12:00:00Z')), '1 h ago · 10 B — clean tree');
+  const alone = { ...list[2]!, alone_size: 2048, alone_size_human: '2.0 KiB' };
+  assert.equal(checkpointDescription(alone, Date.parse('2026-01-10T12:00:00Z')), '1 h ago · 10 B · 2.0 KiB alone — clean tree');
+  assert.match(checkpointTooltip(alone), /Holds 2\.0 KiB no other checkpoint, fork or the current tree holds/);
 });
 
 test('a checkpoint description or a vault path from the host is shown as text in the Markdown tooltips, never as a link', () => {

@@ -5,7 +5,7 @@ import { afterEach, describe, it } from 'mocha';
 import * as vscode from 'vscode';
 import type { TreeNode } from '../../extension/views/treeModel';
 import { answerNextModal, avfsJson, hostReady, reveal, tidyWindow, uniqueName, until } from './helpers';
-import { requireUi, row, rowScope, selectedRow, ui } from './ui';
+import { notification, requireUi, row, rowScope, selectedRow, ui } from './ui';
 
 
 describe('The Vaults view', () => {
@@ -82,6 +82,8 @@ describe('The Vaults view', () => {
     };
     assert.deepEqual(await menu({ kind: 'vault', vault }, vault), [
       'Checkpoint Now',
+      'Checkpoint Retention…',
+      'Prune and Reclaim Space…',
       'Fork Vault…',
       'Add Vault to Workspace',
       'Set Quota…',
@@ -142,5 +144,74 @@ describe('The Vaults view', () => {
     const quota = await avfsJson<{ max_size_mb: number | null }>('--vault', vault, 'quota', 'show');
     assert.equal(quota.max_size_mb, 32);
     await until('the row shows the quota', async () => /of 32 MiB/.test(await ui('visible', row(vault))));
+  });
+
+  it('Checkpoint Retention, from the vault\'s menu, sets what the CLI shows; a bad value shows the host\'s typed error and changes nothing', async function () {
+    requireUi(this);
+    const api = await hostReady();
+    const vault = uniqueName('keep');
+    await avfsJson('vault', 'create', vault);
+    await reveal(api, { kind: 'vault', vault });
+    const setting = vscode.commands.executeCommand('avfs.checkpointRetention', api.tree.node({ kind: 'vault', vault }));
+    await ui('visible', { text: 'keeps the last 50', within: '.quick-input-widget' });
+    await ui('type', { text: 'Keep the Last' });
+    await ui('press', { key: 'Enter' });
+    await ui('visible', { text: 'empty drops this rule', within: '.quick-input-widget' });
+    await ui('press', { key: 'Control+A' });
+    await ui('type', { text: '3' });
+    await ui('press', { key: 'Enter' });
+    await setting;
+    assert.equal((await avfsJson<{ keep_last: number | null }>('--vault', vault, 'checkpoint', 'retention')).keep_last, 3);
+
+    const bad = vscode.commands.executeCommand('avfs.checkpointRetention', api.tree.node({ kind: 'vault', vault }));
+    await ui('visible', { text: 'keeps the last 3', within: '.quick-input-widget' });
+    await ui('type', { text: 'Younger Than' });
+    await ui('press', { key: 'Enter' });
+    await ui('visible', { text: '30m, 12h, 7d or 2w', within: '.quick-input-widget' });
+    await ui('type', { text: 'a week' });
+    await ui('press', { key: 'Enter' });
+    await bad;
+    await notification(/Checkpoint Retention: invalid max_age "a week"/);
+    const after = await avfsJson<{ keep_last: number | null; max_age: string | null }>('--vault', vault, 'checkpoint', 'retention');
+    assert.deepEqual([after.keep_last, after.max_age], [3, null]);
+  });
+
+  it('Prune and Reclaim Space, one click on the Checkpoints row, says in a modal what goes and how many bytes come back, then does it', async function () {
+    requireUi(this);
+    const api = await hostReady();
+    const vault = uniqueName('prune');
+    await avfsJson('vault', 'create', vault);
+    await avfsJson('--vault', vault, 'checkpoint', 'retention', '--off', '--hold-recent', '0');
+    await avfsJson('--vault', vault, 'checkpoint', 'save', 'named');
+    // Three automatic checkpoints (the undo points of restores), each the only one with its 50,001-byte file.
+    for (let i = 0; i < 3; i++) {
+      await avfsJson('--vault', vault, 'write', '/big.txt', `${i}${'x'.repeat(50_000)}`);
+      await avfsJson('--vault', vault, 'checkpoint', 'restore', 'named');
+    }
+    const autos = (await avfsJson<{ checkpoints: Array<{ name: string; auto: boolean }> }>('--vault', vault, 'checkpoint', 'list')).checkpoints.filter((c) => c.auto);
+    assert.equal(autos.length, 3);
+    await reveal(api, { kind: 'checkpoint', vault, name: autos[2]!.name });
+    await until('the row shows what it holds alone', async () => /48\.8 KiB alone/.test(await ui('visible', { css: selectedRow(autos[2]!.name) })));
+    await avfsJson('--vault', vault, 'checkpoint', 'retention', '--keep-last', '1');
+
+    await reveal(api, { kind: 'checkpoints', vault });
+    await ui('hover', { css: selectedRow('Checkpoints') });
+    const modal = answerNextModal('Prune and Reclaim');
+    await ui('click', { role: 'button', name: 'Prune and Reclaim Space…', within: selectedRow('Checkpoints') });
+    const asked = await modal;
+    assert.equal(asked.message, `Prune 2 automatic checkpoints of vault "${vault}" and reclaim 98 KiB?`);
+    assert.match(asked.detail ?? '', /^Retention: keeps the last 1; a pending run holds its restore point\.\n/);
+    assert.ok(asked.detail?.includes(`  ${autos[0]!.name} (49 KiB alone)\n  ${autos[1]!.name} (49 KiB alone)`), asked.detail);
+    assert.match(asked.detail ?? '', /98 KiB come back to the disk\./);
+    assert.deepEqual(asked.buttons, ['Prune and Reclaim']);
+    let names: string[] = [];
+    await until('the CLI lists what the retention keeps', async () => {
+      names = (await avfsJson<{ checkpoints: Array<{ name: string }> }>('--vault', vault, 'checkpoint', 'list')).checkpoints.map((c) => c.name);
+      return names.length === 2;
+    });
+    assert.deepEqual(names, ['named', autos[2]!.name]);
+    const stats = await avfsJson<{ content_chunks: number }>('--vault', vault, 'stats');
+    assert.equal(stats.content_chunks, 1, 'the pruned ones\' chunks were reclaimed: only the kept one\'s file is stored');
+    await ui('gone', row(autos[0]!.name));
   });
 });
