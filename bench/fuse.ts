@@ -14,6 +14,7 @@ import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AvfsHome } from '../host/store/home';
+import { localPackages } from './_packages';
 
 const ROOT = join(__dirname, '..');
 const CLI = join(ROOT, 'dist', 'avfs.js');
@@ -105,18 +106,7 @@ function plainTarget(name: string, base: string): Target {
 
 /** Local npm packages (tarballs) and a project depending on them: `npm install` reads only the local cache. */
 async function preparePackages(): Promise<{ project: string }> {
-  const pkgs = join(scratch, 'pkgs');
-  mkdirSync(pkgs);
-  const deps: Record<string, string> = {};
-  for (let p = 0; p < 10; p++) {
-    const src = join(scratch, `src-${p}`);
-    mkdirSync(join(src, 'lib'), { recursive: true });
-    writeFileSync(join(src, 'package.json'), JSON.stringify({ name: `bench-dep-${p}`, version: '1.0.0', main: 'lib/f0.js' }));
-    for (let i = 0; i < 100; i++) writeFileSync(join(src, 'lib', `f${i}.js`), `module.exports = ${i};\n// ${'x'.repeat(2000)}\n`);
-    const r = await sh('npm', ['pack', '--silent', '--pack-destination', pkgs], { cwd: src, env: NPM_ENV });
-    if (r.code !== 0) throw new Error(`npm pack failed: ${r.err}`);
-    deps[`bench-dep-${p}`] = `file:${join(pkgs, r.out.trim())}`;
-  }
+  const deps = localPackages(scratch, NPM_ENV);
   const project = join(scratch, 'project');
   mkdirSync(project);
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'bench-project', version: '1.0.0', dependencies: deps }, null, 2));

@@ -10,6 +10,7 @@ export const SETTINGS = {
   requestTimeoutSeconds: 'avfs.requestTimeoutSeconds',
   hostIdleExitSeconds: 'avfs.hostIdleExitSeconds',
   showViewOnStartup: 'avfs.showViewOnStartup',
+  vaultShellMaterialize: 'avfs.vaultShell.materialize',
 } as const;
 
 /** Settings the running host was started with: changing one restarts it. */
@@ -34,6 +35,10 @@ export const config = {
   },
   showViewOnStartup(): boolean {
     return read(SETTINGS.showViewOnStartup, false);
+  },
+  /** Read at each line the vault shell runs. */
+  vaultShellMaterialize(): boolean {
+    return read(SETTINGS.vaultShellMaterialize, false);
   },
   affectsHost(e: vscode.ConfigurationChangeEvent): boolean {
     return HOST_SETTINGS.some((key) => e.affectsConfiguration(key));

@@ -10,6 +10,7 @@ import * as rpc from 'vscode-jsonrpc/node';
 import { NOTIFICATIONS } from '../../host/protocol/host';
 import type { ExecutionEnvelope } from '../../host/protocol/exec';
 import type { HostClient, Logger } from '../client/hostClient';
+import { config } from '../config';
 import { errorMessage } from '../errors';
 
 const BOLD = '\x1b[1m';
@@ -116,7 +117,7 @@ export class VaultShell implements vscode.Pseudoterminal {
     try {
       const env = await this.opts.host.request(
         'exec/run',
-        { id, ...(this.opts.vault ? { vault: this.opts.vault } : {}), command: { shell: text }, cwd: this.cwd, keep_mount: true },
+        { id, ...(this.opts.vault ? { vault: this.opts.vault } : {}), command: { shell: text }, cwd: this.cwd, ...(config.vaultShellMaterialize() ? { materialize: true } : { keep_mount: true }) },
         // An approval may wait for minutes; the run has its own time limit.
         { token: cancel.token, timeoutMs: 24 * 60 * 60 * 1000 },
       );

@@ -20,6 +20,7 @@ export interface ExecOptions {
   stdin?: boolean;
   maxOutput?: string;
   sandbox?: 'workspace' | 'none';
+  materialize?: boolean;
   prompt: boolean;
 }
 
@@ -62,6 +63,7 @@ export function execRequestOf(argv: string[], opts: ExecOptions, vault: string |
     clean_env: !!opts.cleanEnv,
     ...(opts.maxOutput !== undefined ? { max_output_bytes: countOf('--max-output', opts.maxOutput, invalid) } : {}),
     ...(opts.sandbox !== undefined ? { sandbox: opts.sandbox } : {}),
+    ...(opts.materialize ? { materialize: true } : {}),
   };
 }
 

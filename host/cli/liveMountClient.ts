@@ -99,6 +99,8 @@ export async function execInLiveMount(args: unknown[], io: CliIo, fail: (message
     if (e instanceof Unfit) return undefined;
     throw e;
   }
+  // A materialized run uses no mount: the core runs it.
+  if (opts.materialize) return undefined;
   const vault = globals.vault ?? currentVault(home);
   if (vault === undefined) return undefined;
   const path = endpointFor(home, { vault, readonly: !!opts.readonly, allowOther: !!opts.allowOther, ...(opts.mountpoint !== undefined ? { mountpoint: opts.mountpoint } : {}) });

@@ -24,7 +24,13 @@ export const CheckpointInfo = z.object({
 });
 export type CheckpointInfo = z.infer<typeof CheckpointInfo>;
 
-const Entry = z.object({ path: z.string(), type: FileType, size: z.number() });
+const Entry = z.object({
+  path: z.string(),
+  type: FileType,
+  size: z.number(),
+  hard_link_to: z.string().optional().describe('an added name of a file that has another name: that name (proxy exec --materialize)'),
+  target: z.string().optional().describe("an added symlink's target (proxy exec --materialize)"),
+});
 
 export const ChangeSummary = z.object({
   from: z.string().describe('checkpoint name'),

@@ -65,6 +65,13 @@ export const ERROR_TABLE = {
     vscode: null,
     doc: 'An apply or a sync found paths changed on both sides since the base (`conflicts` lists every one, each with what the other side did); nothing was written.',
   },
+  WorkingCopyConflict: {
+    exit: 31,
+    errno: 'EBUSY',
+    rpc: -31031,
+    vscode: null,
+    doc: 'A `proxy exec --materialize` run changed paths that another writer changed in the vault during the run (`paths` lists them), or the vault was replaced under it (a checkpoint restore): nothing of the run was committed, the vault keeps the other writer\'s changes, and the run\'s working copy is kept aside (`working_copy`).',
+  },
   PolicyFileInvalid: { exit: 24, errno: 'EINVAL', rpc: -31024, vscode: null, doc: 'A policy rules file failed validation; the message names the field.' },
   SandboxUnavailable: {
     exit: 29,

@@ -95,6 +95,10 @@ export const ExecRequest = z.strictObject({
   stdin: z.string().optional().describe('bytes fed to the command (default: none, /dev/null)'),
   max_output_bytes: z.number().int().min(1024).max(MAX_OUTPUT_BYTES_LIMIT).default(DEFAULT_MAX_OUTPUT_BYTES),
   sandbox: SandboxMode.optional().describe('workspace: isolated by bubblewrap, an error where it cannot run (docs/exec.md); none: no isolation, recorded in the envelope; default: workspace where bubblewrap can run here, else none'),
+  materialize: z
+    .boolean()
+    .default(false)
+    .describe('run in a native working copy of the vault (kept warm between runs) instead of its mount, then commit what changed back in one transaction (docs/exec.md); keep_mount, mountpoint and allow_other do not apply'),
 });
 export type ExecRequestInput = z.input<typeof ExecRequest>;
 export type ExecRequest = z.output<typeof ExecRequest>;
@@ -140,6 +144,20 @@ export const ExecDecision = z.object({
   parts: z.array(DecisionPart),
 });
 
+/** What a `materialize` run's working copy did. */
+export const MaterializedRecord = z.object({
+  working_copy: z.string().describe('the directory the command ran in'),
+  synced: z.enum(['full', 'journal']).describe("full: rebuilt from the vault's tree; journal: only the paths the vault's journal names since the last run"),
+  pulled: z.number().describe('paths written into the working copy before the run'),
+  committed: z.boolean().describe('the run\'s changes were committed to the vault (not when it timed out, was cancelled, was read-only, or its commit failed)'),
+  applied: z.number().describe('vault paths written, created, linked, renamed or removed by the commit'),
+  merged: z.number().describe('paths another writer changed in the vault during the run (none the run changed), brought into the working copy after it'),
+  prepare_ms: z.number(),
+  commit_ms: z.number(),
+  kept_aside: z.string().nullable().describe('where the working copy was moved when its commit failed: the run\'s files are there'),
+});
+export type MaterializedRecord = z.infer<typeof MaterializedRecord>;
+
 const Timeout = z.union([z.object({ millis: z.number() }), z.literal('none')]);
 
 export const PhaseTimings = z.partialRecord(ExecState, z.number()).describe('milliseconds spent in each state');
@@ -162,6 +180,7 @@ export const ExecutionEnvelope = z.object({
     timeout: Timeout,
     grace_ms: z.number(),
     sandbox: SandboxMode.describe('the isolation the run was to get (asked for, or the default here)'),
+    materialize: z.boolean().describe('run in a working copy, committed back after it'),
   }),
   result: z.object({
     vault: z.string().nullable(),
@@ -194,6 +213,7 @@ export const ExecutionEnvelope = z.object({
     leftover_processes: z.number().describe('processes of the command\'s group still running when it exited, then stopped'),
     error: ErrorJson.nullable().describe('why the run failed (state failed), or why it was denied'),
     sandbox: SandboxRecord.nullable().describe('the isolation the command ran in; null when it never ran'),
+    materialized: MaterializedRecord.nullable().describe('with materialize: how the working copy was made ready and committed; null otherwise, or before it was made'),
   }),
 });
 export type ExecutionEnvelope = z.infer<typeof ExecutionEnvelope>;

@@ -31,6 +31,7 @@ import {
   type ExecRequestInput,
   type ExecState,
   type ExecutionEnvelope,
+  type MaterializedRecord,
 } from '../protocol/exec';
 import type { Decision, PolicyCommand } from '../protocol/policy';
 import type { SandboxMode, SandboxRecord } from '../protocol/sandbox';
@@ -54,6 +55,7 @@ import type { SandboxSpec } from '../sandbox/bwrap';
 import { loadSandboxSettings, planSandbox, sandboxRecordOf, unsandboxedRecord } from '../sandbox/plan';
 import { sandboxSupport } from '../sandbox/probe';
 import { networkHostsOf } from '../policy/networkHosts';
+import { WorkingCopy, workingTreeOf } from './workingCopy';
 
 const TRANSITIONS: Record<ExecState, readonly ExecState[]> = {
   validating: ['policy'],
@@ -214,6 +216,8 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
   let error: ErrorJson | null = null;
   let sandbox: SandboxRecord | null = null;
   let sandboxMode: SandboxMode | undefined;
+  let workingCopy: WorkingCopy | undefined;
+  let materialized: MaterializedRecord | null = null;
   const cwd = typeof raw.cwd === 'string' ? raw.cwd : '/';
 
   const audit = (op: JournalOp, details: Record<string, unknown>) => {
@@ -235,9 +239,14 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
     vaultName = deps.home.resolve(req.vault);
     vault = vaults.open(vaultName);
     store = deps.store ?? storeOf(vault);
-    const plan = planMount(deps.home, { vault: vaultName, readonly: req.readonly, allowOther: req.allow_other, keep: req.keep_mount, ...(req.mountpoint !== undefined ? { mountpoint: req.mountpoint } : {}) });
-    plannedMountpoint = plan.mountpoint;
-    const hostCwd = vaultCwd === '/' ? plan.mountpoint : posix.join(plan.mountpoint, vaultCwd);
+    if (req.materialize && (req.mountpoint !== undefined || req.allow_other)) {
+      throw err.invalidInput('--materialize runs the command in a working copy, not a mount: --mountpoint and --allow-other do not apply', { field: req.mountpoint !== undefined ? 'mountpoint' : 'allow_other' });
+    }
+    // A materialized run's place is its vault's working copy; a mount's, the mount (a live one, or one to make).
+    const plan = req.materialize ? undefined : planMount(deps.home, { vault: vaultName, readonly: req.readonly, allowOther: req.allow_other, keep: req.keep_mount, ...(req.mountpoint !== undefined ? { mountpoint: req.mountpoint } : {}) });
+    const place = plan ? plan.mountpoint : workingTreeOf(deps.home.dir, vaultName);
+    plannedMountpoint = place;
+    const hostCwd = vaultCwd === '/' ? place : posix.join(place, vaultCwd);
     // The sandbox the run gets: the policy judges by it. Asked for, it must be possible here; by
     // default it is `workspace` where bubblewrap can run, else `none` (recorded as a fallback).
     const supported = await support;
@@ -253,7 +262,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
     run.move('policy');
     const rules = effectiveRuleSets(deps.home.dir, vault);
     decision = await decideOnce(deps.engine, judgedCommand(req.command, req.env), {
-      mountpoint: plan.mountpoint,
+      mountpoint: place,
       cwd: hostCwd,
       home: homedir(),
       rules,
@@ -319,26 +328,34 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
     if (req.readonly) {
       if (vfs.stat(vaultCwd).type !== 'directory') throw err.notDir(vaultCwd);
     } else {
-      if (!checkpoint) {
+      if (!checkpoint && !req.materialize) {
         baseline = await store.saveCheckpoint(vaultName, { internal: true, prefix: `exec-base-${process.pid}` });
         guard?.tell({ baseline: baseline.name });
       }
       vfs.mkdir(vaultCwd, { parents: true });
     }
-    // The guard releases a mount only if it is this run's one-shot mount. One in avfs's own directory
-    // is, from the start (the name is the run's alone): the guard hears of it before it is made, so
-    // a death while mounting is covered too. Elsewhere, only once the lease says this run made it.
-    const oneShot = { mountpoint: plan.mountpoint, served_by_owner: deps.inProcessMounts, remove_dir: plan.auto };
-    const toldEarly = !plan.live && !req.keep_mount && plan.auto;
-    if (toldEarly) guard?.tell({ mount: oneShot });
-    lease = await leaseMount(deps.home, plan, { keep: req.keep_mount, inProcess: deps.inProcessMounts });
-    mountReused = lease.reused;
-    if (lease.reused || lease.kept) {
-      if (toldEarly) guard?.tell({ mount: null });
-    } else if (!toldEarly) guard?.tell({ mount: oneShot });
+    if (!plan) {
+      // The working copy, brought up to date with the vault (and marked in use until its commit).
+      const t0 = performance.now();
+      workingCopy = WorkingCopy.take(deps.home.dir, vaultName);
+      const ready = workingCopy.prepare(vault);
+      materialized = { working_copy: workingCopy.tree, synced: ready.synced, pulled: ready.pulled, committed: false, applied: 0, merged: 0, prepare_ms: Math.round(performance.now() - t0), commit_ms: 0, kept_aside: null };
+    } else {
+      // The guard releases a mount only if it is this run's one-shot mount. One in avfs's own directory
+      // is, from the start (the name is the run's alone): the guard hears of it before it is made, so
+      // a death while mounting is covered too. Elsewhere, only once the lease says this run made it.
+      const oneShot = { mountpoint: plan.mountpoint, served_by_owner: deps.inProcessMounts, remove_dir: plan.auto };
+      const toldEarly = !plan.live && !req.keep_mount && plan.auto;
+      if (toldEarly) guard?.tell({ mount: oneShot });
+      lease = await leaseMount(deps.home, plan, { keep: req.keep_mount, inProcess: deps.inProcessMounts });
+      mountReused = lease.reused;
+      if (lease.reused || lease.kept) {
+        if (toldEarly) guard?.tell({ mount: null });
+      } else if (!toldEarly) guard?.tell({ mount: oneShot });
+    }
 
     // ---- executing
-    const env = childEnv({ ...(deps.baseEnv ? { base: deps.baseEnv } : {}), clean: req.clean_env, extra: req.env, vault: vaultName, mountpoint: lease.mountpoint, vaultCwd, hostCwd, execId: run.id });
+    const env = childEnv({ ...(deps.baseEnv ? { base: deps.baseEnv } : {}), clean: req.clean_env, extra: req.env, vault: vaultName, mountpoint: place, vaultCwd, hostCwd, execId: run.id });
     let spec: SandboxSpec | undefined;
     if (mode === 'workspace' && supported?.ok && sandboxSettings) {
       const networked = decision.categories.includes('networked');
@@ -349,7 +366,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
         userns: supported.userns,
         avfsHome: deps.home.dir,
         home: homedir(),
-        mountpoint: lease.mountpoint,
+        mountpoint: place,
         readonly: req.readonly,
         network: networked,
         allowHosts: hosts,
@@ -365,7 +382,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
           : `the policy let its network use run (${decision.rule})${to}`;
       sandbox = sandboxRecordOf(spec, supported.version, why);
     } else {
-      sandbox = unsandboxedRecord(lease.mountpoint, noneWhy);
+      sandbox = unsandboxedRecord(place, noneWhy);
     }
     // The caller's temporary directory may be read-only inside: the run's own /tmp is there.
     if (spec && env.TMPDIR !== undefined) env.TMPDIR = '/tmp';
@@ -393,14 +410,38 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
 
     // ---- settling: every write the command made through the mount is committed, then the lease ends
     run.move('settling');
-    await lease.barrier();
-    await lease.release();
-    lease = undefined;
+    if (lease) {
+      await lease.barrier();
+      await lease.release();
+      lease = undefined;
+    }
+    if (workingCopy && materialized) {
+      // Committed only when the command ran to its end; otherwise the vault stays as it was and the
+      // next run rebuilds the copy. A commit that fails leaves the vault as it was, the copy kept aside.
+      const t0 = performance.now();
+      if (req.readonly) workingCopy.settleUnchanged();
+      else if (!result.timedOut && !result.cancelled) {
+        try {
+          const done = workingCopy.commit(vault);
+          changes = done.changes;
+          materialized = { ...materialized, committed: true, applied: done.applied, merged: done.merged };
+        } catch (e) {
+          const kept = workingCopy.keepAside(run.id);
+          materialized = { ...materialized, kept_aside: kept };
+          const ae = toAvfsError(e);
+          throw new AvfsError(ae.kind, `${ae.message} (the run's files are kept in ${kept})`, { ...ae.details, working_copy: kept });
+        } finally {
+          materialized = { ...materialized, commit_ms: Math.round(performance.now() - t0) };
+        }
+      }
+      materialized = { ...materialized, commit_ms: Math.round(performance.now() - t0) };
+    }
 
     // ---- summarizing
     run.move('summarizing');
     const before = checkpoint ?? baseline;
-    if (before) {
+    // A materialized run's summary is its commit's: what the command changed, exactly (not others' writes).
+    if (before && !workingCopy) {
       changes = await store.diffToLive(vaultName, { id: before.id, name: checkpoint ? before.name : 'before-run' });
     }
     if (baseline) {
@@ -427,6 +468,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
       // The runner failed under a running command (it died): nothing else will stop that command.
       if (group !== undefined) await stopGroup(group, typeof raw.grace_ms === 'number' ? raw.grace_ms : 0).catch(() => undefined);
       if (lease) await lease.release().catch(() => undefined);
+      workingCopy?.release();
       if (baseline && store && vaultName) await store.deleteCheckpoint(vaultName, baseline.name).catch(() => undefined); // else dropped by a later run
       if (vault) vaults.release(vault);
     } finally {
@@ -485,6 +527,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
         timeout: timeoutMs > 0 ? { millis: timeoutMs } : 'none',
         grace_ms: typeof raw.grace_ms === 'number' ? raw.grace_ms : 0,
         sandbox: sandboxMode ?? (raw.sandbox === 'none' ? 'none' : 'workspace'),
+        materialize: !!raw.materialize,
       },
       result: {
         vault: vaultName,
@@ -500,7 +543,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
         stdout_truncated: r?.stdout.truncated ?? false,
         stderr_truncated: r?.stderr.truncated ?? false,
         readonly: !!raw.readonly,
-        kept_mounted: r !== undefined && (!!raw.keep_mount || mountReused),
+        kept_mounted: r !== undefined && !raw.materialize && (!!raw.keep_mount || mountReused),
         mount_reused: mountReused,
         duration_ms: r?.durationMs ?? 0,
         total_ms: total,
@@ -519,6 +562,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
         leftover_processes: r?.leftovers ?? 0,
         error,
         sandbox,
+        materialized,
       },
     };
   }

@@ -11,6 +11,7 @@ export function register(program: Command, act: Act): void {
       .option('--shell <string>', 'a shell command line, run by bash -c (instead of -- ARGV...)')
       .option('--cwd <path>', 'working directory inside the vault (created if missing)', '/')
       .option('-r, --readonly', 'mount read-only: writes fail with EROFS')
+      .option('--materialize', 'run in a native working copy of the vault (kept warm between runs), then commit what changed back in one transaction; for heavy commands (git, npm install, builds), see docs/exec.md')
       .option('--keep-mount', 'leave the mount up for the next call (and reuse one that is up)')
       .option('--mountpoint <dir>', 'mount here (an empty directory) instead of under the avfs home')
       .option('--allow-other', 'let other users reach the mount (for a command run as another user; see docs/fuse.md)')
@@ -31,6 +32,7 @@ export function register(program: Command, act: Act): void {
       .action(act('proxy.exec')),
     'avfs proxy exec --json -- npm test',
     'avfs --vault task-1 proxy exec --keep-mount --shell "git add -A && git commit -m wip"',
+    'avfs --vault task-1 proxy exec --materialize --shell "npm install && npm test"',
   );
   example(
     program
