@@ -79,6 +79,8 @@ export interface GroupCommit {
  * listings. `extra`: chunks referenced elsewhere (a fork's trees).
  */
 export interface CheckpointRefCounts {
+  /** Whether this vault file can hold the counts at all (an older SQLite schema cannot). */
+  available(): boolean;
   /** Whether the counts include every checkpoint and nothing else (reads only). */
   current(): boolean;
   /** Brings the counts up to date (a write). */

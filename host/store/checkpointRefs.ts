@@ -13,12 +13,16 @@
  */
 import type { CheckpointRefCounts } from './backend';
 import type { Db } from './db';
-import { writeTxn } from './db';
+import { tableNames, writeTxn } from './db';
 import type { ExtraRefs } from './gc';
 
 /** The SQLite backend's counts (tables cp_refs and cp_counted). */
 export class CheckpointRefs implements CheckpointRefCounts {
   constructor(private readonly db: Db) {}
+
+  available(): boolean {
+    return tableNames(this.db).has('cp_refs');
+  }
 
   /** Whether the counts include every checkpoint and nothing else (reads only). */
   current(): boolean {

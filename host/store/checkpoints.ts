@@ -303,6 +303,8 @@ export class Checkpoints {
 
   /** Bytes each checkpoint holds alone, by id (absent: 0); null when the counts cannot be brought up to date (a read-only vault). */
   aloneBytes(extraRefs?: ExtraRefs): Map<number, number> | null {
+    // A vault of an older schema opened read-only has no counts at all.
+    if (!this.refs.available()) return null;
     if (!this.meta.readonly) this.refs.sync();
     return this.refs.current() ? this.refs.alone(extraRefs) : null;
   }
