@@ -3,6 +3,7 @@
  * Turso's AgentFS SDK (`agentfs-sdk`) and plain `node:fs` on a temp dir (disk and /dev/shm).
  *
  *   npm run bench -- store [--reps N]
+ *   npm run bench -- store --backend lmdb [--reps N]   (the storage backends side by side: bench/_backends.ts)
  *
  * Every repetition uses fresh vaults / databases / directories; the first repetition is a
  * warm-up and is not counted; the table shows medians. avfs is measured the way the CLI and
@@ -13,7 +14,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { AgentFS } from 'agentfs-sdk';
+import { checkBackend } from '../host/store/backend';
 import { AvfsHome } from '../host/store/home';
+import { benchBackends } from './_backends';
 import { importTree } from '../host/vfs/transfer';
 import { Vfs } from '../host/vfs/vfs';
 
@@ -472,6 +475,12 @@ function pad(cells: string[], widths: number[]): string {
 
 async function main(): Promise<void> {
   check(fs.existsSync(IMPORT_SRC), `${IMPORT_SRC} exists`);
+  const b = args.indexOf('--backend');
+  if (b >= 0) {
+    // The storage backends side by side (bench/_backends.ts), instead of the comparison with other stores.
+    const named = (args[b + 1] ?? '').split(',').map(checkBackend).filter((x) => x !== 'sqlite');
+    return benchBackends(['sqlite', ...named], REPS);
+  }
   const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'avfs-bench-store-'));
   const shmRoot = fs.existsSync('/dev/shm') ? fs.mkdtempSync('/dev/shm/avfs-bench-store-') : null;
   const cleanup = (): void => {

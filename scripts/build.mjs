@@ -25,8 +25,9 @@ const common = {
   // its package folders; vscode is provided by the editor. better-sqlite3's JavaScript is bundled
   // (so the CLI's code cache covers it) and given its binary's path (host/store/db.ts), so its
   // `bindings` helper, which would look for the binary beside the bundle, is never loaded. Its
-  // package.json stays outside: it is how the binary's folder is found at run time.
-  external: ['better-sqlite3/package.json', 'bindings', 'tree-sitter', 'tree-sitter-bash', 'tree-sitter-bash/package.json', 'vscode'],
+  // package.json stays outside: it is how the binary's folder is found at run time. lmdb (the LMDB
+  // backend, loaded on the first LMDB vault) finds its prebuilt binary from its package folder.
+  external: ['better-sqlite3/package.json', 'bindings', 'lmdb', 'tree-sitter', 'tree-sitter-bash', 'tree-sitter-bash/package.json', 'vscode'],
   // import() becomes require(): the CLI's core is compiled with V8's code cache through a
   // vm.Script (host/cli/bundleLoader.ts), which has no loader for import().
   supported: { 'dynamic-import': false },

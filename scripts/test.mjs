@@ -1,6 +1,8 @@
 // The test suites. With no arguments: every node:test file under test/ (TypeScript through tsx), then
 // the VS Code suite (the extension's tests inside a real VS Code: scripts/vscode/test.mjs).
 // Usage: node scripts/test.mjs [filter...]   (only the node:test files whose path contains a filter)
+// AVFS_TEST_BACKEND=lmdb node scripts/test.mjs [filter...]: the same, with every vault on LMDB.
+// With no filter, the store's tests run a second time on LMDB (the conformance matrix, below).
 // The VS Code suite alone: npm run test:vscode
 // The CLI tests run the built dist/avfs.js, so it is rebuilt first whenever a source is newer.
 import { spawnSync } from 'node:child_process';
@@ -42,13 +44,29 @@ if (!existsSync(bundle) || Math.max(...inputs.map(newest)) > statSync(bundle).mt
 }
 
 const header = (title) => process.stdout.write(`\n\x1b[1m== ${title}\x1b[0m\n\n`);
-const run = (args) => spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' }).status ?? 1;
+const run = (args, env = process.env) => spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit', env }).status ?? 1;
+
+// AVFS_TEST_BACKEND=lmdb: every vault the tests make without naming a backend is on that backend
+// (AVFS_BACKEND, the default of `vault create` and of the store: host/store/backend.ts).
+const backendEnv = (backend) => ({ ...process.env, AVFS_BACKEND: backend });
+const testEnv = process.env.AVFS_TEST_BACKEND ? backendEnv(process.env.AVFS_TEST_BACKEND) : process.env;
 
 if (!filters.length) header(`node:test: ${selected.length} files under test/`);
-const unit = run(['--import', 'tsx', '--test', '--test-reporter=spec', ...selected]);
+const unit = run(['--import', 'tsx', '--test', '--test-reporter=spec', ...selected], testEnv);
 if (filters.length) process.exit(unit);
+
+// The conformance matrix: the tests that exercise the store run again with LMDB vaults (the
+// store itself, the operations, the CLI's vault, file, transfer and checkpoint commands, mounts
+// with git, npm and python on them); the rest of the suite does not depend on the backend.
+const CONFORMANCE = ['test/store/', 'test/ops/', 'test/cli/cli.test.ts', 'test/cli/checkpoint.test.ts', 'test/cli/transfer.test.ts', 'test/fuse/lifecycle.test.ts', 'test/fuse/tools.test.ts'];
+const conformance = files.filter((f) => CONFORMANCE.some((c) => f.startsWith(c)));
+let lmdb = 0;
+if (!process.env.AVFS_TEST_BACKEND) {
+  header(`node:test on LMDB vaults (AVFS_TEST_BACKEND=lmdb): ${conformance.length} files`);
+  lmdb = run(['--import', 'tsx', '--test', '--test-reporter=spec', ...conformance], backendEnv('lmdb'));
+}
 
 header('VS Code: the extension inside code-server (test/vscode, npm run test:vscode)');
 const vscode = run(['--import', 'tsx', join('scripts', 'vscode', 'test.mjs')]);
-header(`node:test ${unit === 0 ? 'passed' : `FAILED (exit ${unit})`}; VS Code ${vscode === 0 ? 'passed' : `FAILED (exit ${vscode})`}`);
-process.exit(unit || vscode);
+header(`node:test ${unit === 0 ? 'passed' : `FAILED (exit ${unit})`}; on LMDB ${lmdb === 0 ? 'passed' : `FAILED (exit ${lmdb})`}; VS Code ${vscode === 0 ? 'passed' : `FAILED (exit ${vscode})`}`);
+process.exit(unit || lmdb || vscode);

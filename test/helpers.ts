@@ -4,6 +4,7 @@ import { chownSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AvfsError } from '../host/protocol/errors';
+import type { BackendKind } from '../host/store/backend';
 import { AvfsHome } from '../host/store/home';
 import type { Vault } from '../host/store/vault';
 import { Vfs } from '../host/vfs/vfs';
@@ -17,10 +18,11 @@ export function tempDir(prefix = 'avfs-test-'): { dir: string; cleanup: () => vo
 }
 
 /** A fresh avfs home with one vault, opened through the path API. */
-export function tempVault(name = 'test'): { home: AvfsHome; vault: Vault; vfs: Vfs; dir: string; cleanup: () => void } {
+/** A vault in a temporary home, on the default backend (or `backend`, for tests of one engine's file). */
+export function tempVault(name = 'test', backend?: BackendKind): { home: AvfsHome; vault: Vault; vfs: Vfs; dir: string; cleanup: () => void } {
   const t = tempDir();
   const home = new AvfsHome(t.dir);
-  const vault = home.create(name);
+  const vault = home.create(name, {}, backend);
   return {
     home,
     vault,

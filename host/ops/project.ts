@@ -115,7 +115,7 @@ function apply(ctx: OpsContext, p: Parameters<OpsTable['project/apply']>[1]): Ap
 export const projectOps = {
   'project/create': (ctx, p) => {
     const root = projectDir(p.host_path, p.host_cwd);
-    ctx.home.create(p.name, p.quotas ?? {}).close();
+    ctx.home.create(p.name, p.quotas ?? {}, p.backend).close();
     try {
       const r = writing(ctx, p.name, (v) => {
         const ignore = new ProjectIgnore(root, p.exclude);

@@ -6,7 +6,10 @@
 import { assertNotMounted } from '../fuse/registry';
 import { AvfsError } from '../protocol/errors';
 import type { VaultInfo, VaultSummary } from '../protocol/vault';
-import { readOnlyOnDisk, underWriteLock } from '../store/db';
+import { checkBackend } from '../store/backend';
+import { convertVault } from '../store/convert';
+import { readOnlyOnDisk } from '../store/db';
+import { backendOfFile, withWriteLock } from '../store/engine';
 import { childrenOf, FORK_KEY_PREFIX, parentOf } from '../store/forkLinks';
 import { flattenInto, forkVault } from '../store/forks';
 import type { AvfsHome } from '../store/home';
@@ -33,7 +36,7 @@ function summaryOf(home: AvfsHome, v: Vault): Extract<VaultSummary, { status: 'o
     size: c.liveBytes,
     size_on_disk: home.sizeOnDisk(v.name),
     files: c.liveInodes,
-    backend: 'sqlite',
+    backend: v.backend,
     parent: v.meta('parent') ?? null,
   };
 }
@@ -49,7 +52,7 @@ export function listVaults(home: AvfsHome): VaultSummary[] {
     try {
       return withReader(home, name, (v) => summaryOf(home, v));
     } catch (e) {
-      return { name, current: home.current() === name, status: 'unreadable', reason: reasonOf(e), size_on_disk: home.sizeOnDisk(name), backend: 'sqlite' };
+      return { name, current: home.current() === name, status: 'unreadable', reason: reasonOf(e), size_on_disk: home.sizeOnDisk(name), backend: backendOfFile(home.vaultFile(name)) ?? 'sqlite' };
     }
   });
 }
@@ -89,7 +92,7 @@ export function deleteVault(home: AvfsHome, name: string, opts: { flatten?: bool
   }
   const flattened = forks.length > 0 ? flattenInto(home, name) : [];
   const parent = parentOrNull(home, name);
-  underWriteLock(home.vaultFile(name), () => home.removeFiles(name));
+  withWriteLock(home.vaultFile(name), () => home.removeFiles(name));
   if (parent !== null) forgetFork(home, parent, name);
   if (home.current() === null) home.setCurrent(null);
   return { deleted: name, flattened };
@@ -136,13 +139,14 @@ export const vaultOps = {
 
   'vault/create': (ctx, p) => {
     const quotas = p.quotas ?? {};
-    const v = ctx.home.create(p.name, quotas);
+    const v = ctx.home.create(p.name, quotas, p.backend === undefined ? undefined : checkBackend(p.backend));
+    const backend = v.backend;
     v.close();
     if (p.use) ctx.home.setCurrent(p.name);
     return {
       created: p.name,
       current: p.use,
-      backend: 'sqlite' as const,
+      backend,
       path: v.file,
       quotas: { max_size_mb: null, max_files: null, max_file_size_mb: null, ...quotas },
     };
@@ -162,12 +166,19 @@ export const vaultOps = {
     const fork = forkVault(ctx.home, p.source, p.name);
     const ms = Math.round((performance.now() - started) * 10) / 10;
     const file = fork.file;
+    const backend = fork.backend;
     fork.close();
     if (p.use) ctx.home.setCurrent(p.name);
-    return { source: p.source, name: p.name, current: p.use, backend: 'sqlite' as const, path: file, copy_on_write: true, duration_ms: ms };
+    return { source: p.source, name: p.name, current: p.use, backend, path: file, copy_on_write: true, duration_ms: ms };
   },
 
   'vault/delete': (ctx, p) => deleteVault(ctx.home, p.name, { flatten: p.flatten }),
+
+  'vault/convert': (ctx, p) => {
+    ctx.home.resolve(p.name);
+    assertNotMounted(ctx.home, p.name, 'convert it');
+    return convertVault(ctx.home, p.name, checkBackend(p.backend));
+  },
 
   'vault/upgrade': (ctx, p) => upgradeVault(ctx.home, p.name),
 } satisfies Partial<OpsTable>;

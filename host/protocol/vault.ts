@@ -59,11 +59,14 @@ export const DirEntry = z.object({
 });
 export type DirEntry = z.infer<typeof DirEntry>;
 
+/** Where a vault's metadata and chunks live (docs/architecture.md, "Storage backends"). */
+export const Backend = z.enum(['sqlite', 'lmdb']);
+
 const VaultFile = z.object({
   name: z.string(),
   current: z.boolean(),
   size_on_disk: z.number(),
-  backend: z.literal('sqlite'),
+  backend: Backend,
 });
 
 const VaultSummaryOk = VaultFile.extend({

@@ -16,11 +16,24 @@
  * running its client in a worker thread and waiting on it with `Atomics.wait`
  * (docs/architecture.md, "Storage backends").
  */
+import { AvfsError } from '../protocol/errors';
 import type { CheckpointRow } from './checkpoints';
 import type { Dirent, InodeRow } from './inodes';
 
 export type BackendKind = 'sqlite' | 'lmdb';
 export const BACKENDS: readonly BackendKind[] = ['sqlite', 'lmdb'];
+
+/** A backend name from the user (`--backend`), checked. */
+export function checkBackend(name: string): BackendKind {
+  if ((BACKENDS as readonly string[]).includes(name)) return name as BackendKind;
+  throw new AvfsError('InvalidInput', `unknown storage backend ${JSON.stringify(name)}: use ${BACKENDS.join(' or ')}`, { backend: name });
+}
+
+/** The backend new vaults get when none is named: `AVFS_BACKEND` (what the conformance tests set), else sqlite. */
+export function defaultBackend(): BackendKind {
+  const env = process.env.AVFS_BACKEND;
+  return env ? checkBackend(env) : 'sqlite';
+}
 
 /** The tree a read is about: the live tree, or a checkpoint's (its id). */
 export type TreeId = number;
@@ -52,6 +65,14 @@ export interface Counters {
   live_bytes: number;
   live_inodes: number;
   next_ino: number;
+}
+
+/** Every row of one tree, for copying a vault between backends (`vault convert`). */
+export interface TreeDump {
+  inodes: InodeRow[];
+  dentries: Array<[parent: number, name: string, ino: number]>;
+  symlinks: Array<[ino: number, target: string]>;
+  extents: Array<[ino: number, idx: number, hash: Buffer]>;
 }
 
 export interface DirentMode {
@@ -101,6 +122,8 @@ export interface ChunkTable {
   chunkStats(): { count: number; bytes: number };
   /** Deletes (unless `dryRun`) every chunk whose hash is not in `keep`; inside a write. */
   chunkSweep(keep: Set<string>, dryRun: boolean): { total: number; dead: number; bytes: number };
+  /** Calls `fn` with every chunk this vault holds (not its ancestors'). */
+  chunkEach(fn: (hash: Buffer, data: Buffer) => void): void;
 }
 
 export interface MetaStore extends ChunkTable {
@@ -234,6 +257,13 @@ export interface MetaStore extends ChunkTable {
   cpCopyInode(tree: TreeId, from: TreeId, ino: number): void;
   /** Gives directory `ino` of checkpoint tree `tree` the mode, owner and mtime of `fromIno` in `from`. */
   cpSetDirAttrs(tree: TreeId, ino: number, from: TreeId, fromIno: number): void;
+
+  // ---- copying between backends ----
+  dumpTree(tree: TreeId): TreeDump;
+  /** Writes `dump` into tree `tree`, which is empty (inside a write). */
+  loadTree(tree: TreeId, dump: TreeDump): void;
+  /** Appends journal entries keeping their sequence numbers (inside a write, into an empty journal). */
+  loadJournal(rows: JournalRow[]): void;
 
   // ---- forks ----
   /**

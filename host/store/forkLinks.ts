@@ -14,6 +14,7 @@
 import { existsSync } from 'node:fs';
 import { AvfsError } from '../protocol/errors';
 import { type Db, inspectDb, tableNames, vaultFileProblem } from './db';
+import { backendOfFile, inspectMeta } from './engine';
 import type { AvfsHome } from './home';
 
 export const FORK_KEY_PREFIX = 'fork.';
@@ -39,12 +40,13 @@ function readLinks(home: AvfsHome, name: string): ForkLinks {
   }
   let db: Db | undefined;
   try {
-    db = inspectDb(file);
-    if (!tableNames(db).has('meta')) return NO_LINKS;
-    const rows = db.prepare("SELECT key, value FROM meta WHERE key = 'parent' OR key = ? OR key LIKE 'fork.%'").all(FORKS_RECORDED_KEY) as Array<{
-      key: string;
-      value: string;
-    }>;
+    let rows: Array<{ key: string; value: string }>;
+    if (backendOfFile(file) === 'lmdb') rows = inspectMeta(file, ['parent', FORKS_RECORDED_KEY], [FORK_KEY_PREFIX]);
+    else {
+      db = inspectDb(file);
+      if (!tableNames(db).has('meta')) return NO_LINKS;
+      rows = db.prepare("SELECT key, value FROM meta WHERE key = 'parent' OR key = ? OR key LIKE 'fork.%'").all(FORKS_RECORDED_KEY) as Array<{ key: string; value: string }>;
+    }
     return {
       parent: rows.find((r) => r.key === 'parent')?.value ?? null,
       forks: rows.filter((r) => r.key.startsWith(FORK_KEY_PREFIX)).map((r) => r.key.slice(FORK_KEY_PREFIX.length)),

@@ -6,7 +6,7 @@ import { closeSync, existsSync, lstatSync, readdirSync, readFileSync, rmdirSync,
 import { join } from 'node:path';
 import { AvfsError } from '../protocol/errors';
 import type { Quotas } from '../protocol/vault';
-import type { BackendKind } from './backend';
+import { type BackendKind, defaultBackend } from './backend';
 import { VAULT_NAME_RE } from '../protocol/names';
 import { FORKS_RECORDED_KEY } from './forkLinks';
 import { AncestorChunks } from './forks';
@@ -74,7 +74,7 @@ export class AvfsHome {
   }
 
   /** Creates a vault; the file is claimed with O_EXCL so two creators cannot both succeed. */
-  create(name: string, quotas: Partial<Quotas> = {}, backend: BackendKind = 'sqlite'): Vault {
+  create(name: string, quotas: Partial<Quotas> = {}, backend: BackendKind = defaultBackend()): Vault {
     const file = this.vaultFile(name);
     this.ensure();
     let fd: number;
@@ -109,7 +109,7 @@ export class AvfsHome {
     return v;
   }
 
-  /** Removes the vault's files (database, WAL, shared memory). */
+  /** Removes the vault's files (SQLite: database, WAL, shared memory; LMDB: data and lock file). */
   removeFiles(name: string): void {
     const file = this.vaultFile(name);
     if (lstatSync(file, { throwIfNoEntry: false })?.isDirectory()) {
@@ -121,7 +121,7 @@ export class AvfsHome {
         throw new AvfsError('NotSupported', `${file} is a directory that is not empty, not a vault file: avfs does not remove it`, { vault: name, file });
       }
     }
-    for (const suffix of ['', '-wal', '-shm']) {
+    for (const suffix of ['', '-wal', '-shm', '-lock']) {
       try {
         rmSync(file + suffix, { force: true });
       } catch (e) {

@@ -3,7 +3,7 @@
  * better-sqlite3 (db.ts opens it). Statements are prepared on first use; trees are tables
  * (`inodes`, …) for the live tree and `cp_*` tables keyed by checkpoint id for the others.
  */
-import type { ChunkTable, Counters, DirentMode, GroupCommit, JournalRow, MetaStore, Node, TreeId } from './backend';
+import type { ChunkTable, Counters, DirentMode, GroupCommit, JournalRow, MetaStore, Node, TreeDump, TreeId } from './backend';
 import { LIVE } from './backend';
 import { CheckpointRefs } from './checkpointRefs';
 import type { CheckpointRow } from './checkpoints';
@@ -384,6 +384,40 @@ export class SqliteMeta implements MetaStore, ChunkTable {
     return { total, dead: dead.n, bytes: dead.bytes };
   }
 
+  chunkEach(fn: (hash: Buffer, data: Buffer) => void): void {
+    for (const r of this.db.prepare('SELECT hash, data FROM chunks').iterate() as Iterable<{ hash: Buffer; data: Buffer }>) fn(r.hash, r.data);
+  }
+
+  // ---- copying between backends ----
+  dumpTree(tree: TreeId): TreeDump {
+    const t = tables(tree);
+    const all = <R>(sql: string) => this.db.prepare(sql).all(...t.params) as R[];
+    return {
+      inodes: all<InodeRow>(`SELECT ${INODE_COLS} FROM ${t.inodes} WHERE ${t.where}`),
+      dentries: all<{ parent: number; name: string; ino: number }>(`SELECT parent, name, ino FROM ${t.dentries} WHERE ${t.where}`).map((r) => [r.parent, r.name, r.ino]),
+      symlinks: all<{ ino: number; target: string }>(`SELECT ino, target FROM ${t.symlinks} WHERE ${t.where}`).map((r) => [r.ino, r.target]),
+      extents: all<{ ino: number; idx: number; hash: Buffer }>(`SELECT ino, idx, hash FROM ${t.extents} WHERE ${t.where}`).map((r) => [r.ino, r.idx, r.hash]),
+    };
+  }
+  loadTree(tree: TreeId, dump: TreeDump): void {
+    const live = tree === LIVE;
+    const cp = live ? '' : 'cp, ';
+    const mark = live ? '' : '?, ';
+    const pre = live ? [] : [tree];
+    const t = tables(tree);
+    const ins = this.db.prepare(`INSERT INTO ${t.inodes} (${cp}${INODE_COLS}) VALUES (${mark}?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    for (const r of dump.inodes) ins.run(...pre, r.ino, r.mode, r.uid, r.gid, r.nlink, r.size, r.atime_s, r.atime_ns, r.mtime_s, r.mtime_ns, r.ctime_s, r.ctime_ns);
+    const d = this.db.prepare(`INSERT INTO ${t.dentries} (${cp}parent, name, ino) VALUES (${mark}?, ?, ?)`);
+    for (const r of dump.dentries) d.run(...pre, ...r);
+    const s = this.db.prepare(`INSERT INTO ${t.symlinks} (${cp}ino, target) VALUES (${mark}?, ?)`);
+    for (const r of dump.symlinks) s.run(...pre, ...r);
+    const e = this.db.prepare(`INSERT INTO ${t.extents} (${cp}ino, idx, hash) VALUES (${mark}?, ?, ?)`);
+    for (const r of dump.extents) e.run(...pre, ...r);
+  }
+  loadJournal(rows: JournalRow[]): void {
+    const ins = this.db.prepare('INSERT INTO journal (seq, ts_ms, op, path, path2, size, surface, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+    for (const r of rows) ins.run(r.seq, r.ts_ms, r.op, r.path, r.path2, r.size, r.surface, r.details);
+  }
   // ---- journal ----
   appendJournal(ts: number, op: string, path: string | null, path2: string | null, size: number | null, surface: string, details: string | null): number {
     return Number(this.s.journalInsert.run(ts, op, path, path2, size, surface, details).lastInsertRowid);

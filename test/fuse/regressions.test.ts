@@ -117,7 +117,7 @@ describe('FUSE ops regressions', () => {
       const h = f.create('/durable');
       assert.equal(f.write('/durable', h, 'keep me', 0), 7);
       assert.equal(f.fsync('/durable', h), 0);
-      assert.equal(f.t.vault.db.inTransaction, false, 'the group is committed');
+      assert.equal(f.t.vault.store.inTransaction, false, 'the group is committed');
       const walIno = fs.statSync(wal).ino;
       assert.ok(synced.some((s) => s.ino === walIno), 'the -wal file was fsynced');
       assert.equal(f.release('/durable', h), 0);

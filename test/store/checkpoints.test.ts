@@ -42,9 +42,9 @@ describe('checkpoints', () => {
     vfs.symlink('app/index.js', '/entry');
     vfs.link('/app/package.json', '/pkg-hardlink');
     const before = treeState(vfs);
-    const chunksBefore = (vfs.vault.db.prepare('SELECT COUNT(*) AS n FROM chunks').get() as { n: number }).n;
+    const chunksBefore = vfs.vault.store.chunkStats().count;
     cps.save({ name: 'base', description: 'imported' });
-    assert.equal((vfs.vault.db.prepare('SELECT COUNT(*) AS n FROM chunks').get() as { n: number }).n, chunksBefore, 'a checkpoint copies no bytes');
+    assert.equal(vfs.vault.store.chunkStats().count, chunksBefore, 'a checkpoint copies no bytes');
 
     vfs.writeFile('/app/index.js', Buffer.from('broken'));
     vfs.rm('/app/lib', { recursive: true });
@@ -57,7 +57,7 @@ describe('checkpoints', () => {
 
     const { undo } = cps.restore('base');
     assert.deepEqual(treeState(vfs), before);
-    assert.equal(vfs.vault.db.pragma('integrity_check', { simple: true }), 'ok');
+    assert.equal(vfs.vault.store.check(), 'ok');
 
     // The restore saved what it replaced, so it can itself be undone.
     cps.restore(undo.name);
@@ -68,7 +68,7 @@ describe('checkpoints', () => {
   });
 
   test('a file created after a restore never reuses an inode number', () => {
-    const maxIno = (vfs.vault.db.prepare('SELECT MAX(ino) AS m FROM cp_inodes').get() as { m: number }).m;
+    const maxIno = Math.max(...vfs.vault.checkpoints.list().flatMap((c) => vfs.vault.store.dumpTree(c.id).inodes.map((i) => i.ino)));
     const a = vfs.writeFile('/fresh', Buffer.from('x'));
     assert.ok(a.ino > maxIno);
   });
@@ -152,7 +152,7 @@ describe('checkpoints', () => {
       vfs.writeFile('/churn.bin', randomBytes(2 * 1024 * 1024));
       cps.save({ name: `churn-${i}` });
     }
-    const stored = () => (vfs.vault.db.prepare('SELECT COALESCE(SUM(LENGTH(data)), 0) AS n FROM chunks').get() as { n: number }).n;
+    const stored = () => vfs.vault.store.chunkStats().bytes;
     collectGarbage(vfs.vault.store);
     assert.ok(stored() > 10 * 1024 * 1024, 'checkpoints keep their chunks through gc');
     for (const c of cps.list()) cps.delete(c.name);
@@ -175,7 +175,7 @@ describe('forks', () => {
     main.writeFile('/big.bin', big);
     main.writeFile('/shared.txt', Buffer.from('v1'));
     const fork = new Vfs(forkVault(home, 'main', 'f1'));
-    assert.equal((fork.vault.db.prepare('SELECT COUNT(*) AS n FROM chunks').get() as { n: number }).n, 0, 'a fork starts with no chunks of its own');
+    assert.equal(fork.vault.store.chunkStats().count, 0, 'a fork starts with no chunks of its own');
     assert.deepEqual(fork.readFile('/big.bin'), big, 'the fork reads its parent\'s chunks');
 
     fork.writeFile('/shared.txt', Buffer.from('fork'));
@@ -215,7 +215,7 @@ describe('forks', () => {
       assert.deepEqual(f1.readFile('/big.bin'), big);
       assert.deepEqual(f2.readFile('/big.bin'), big);
       assert.equal(f2.readFile('/shared.txt').toString(), 'fork');
-      assert.equal(f1.vault.db.pragma('integrity_check', { simple: true }), 'ok');
+      assert.equal(f1.vault.store.check(), 'ok');
     } finally {
       f1.vault.close();
       f2.vault.close();
@@ -258,7 +258,7 @@ describe('crash during restore', () => {
       await killDuringRestores(t.dir, 1 + round, 3 + round * 7);
       const v = new Vfs(home.open('crash'));
       try {
-        assert.equal(v.vault.db.pragma('integrity_check', { simple: true }), 'ok');
+        assert.equal(v.vault.store.check(), 'ok');
         const now = treeState(v);
         assert.ok(
           JSON.stringify(now) === JSON.stringify(stateA) || JSON.stringify(now) === JSON.stringify(stateB),

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, describe, test } from 'node:test';
+import { LIVE } from '../../host/store/backend';
 import { AvfsHome } from '../../host/store/home';
 import { CHUNK_SIZE } from '../../host/store/schema';
 import { Vfs } from '../../host/vfs/vfs';
@@ -9,10 +10,8 @@ import { tempVault, errorKind as kindOf } from '../helpers';
 
 /** The live counters must always equal what a full scan finds. */
 function assertCountersConsistent(vfs: Vfs): void {
-  const db = vfs.vault.db;
-  const scan = db
-    .prepare("SELECT COUNT(*) AS n, COALESCE(SUM(CASE WHEN (mode & 61440) = 32768 THEN size ELSE 0 END), 0) AS bytes FROM inodes WHERE ino != 1")
-    .get() as { n: number; bytes: number };
+  const inodes = vfs.vault.store.dumpTree(LIVE).inodes.filter((i) => i.ino !== 1);
+  const scan = { n: inodes.length, bytes: inodes.reduce((s, i) => s + ((i.mode & 0o170000) === 0o100000 ? i.size : 0), 0) };
   const c = vfs.inodes.counters();
   assert.equal(c.liveInodes, scan.n, 'live inode counter');
   assert.equal(c.liveBytes, scan.bytes, 'live byte counter');
@@ -179,9 +178,9 @@ describe('file semantics on a real vault file', () => {
   test('cp shares chunks instead of copying bytes; cp -r copies trees', () => {
     const big = randomBytes(CHUNK_SIZE * 4);
     vfs.writeFile('/big', big);
-    const chunksBefore = (vfs.vault.db.prepare('SELECT COUNT(*) AS n FROM chunks').get() as { n: number }).n;
+    const chunksBefore = vfs.vault.store.chunkStats().count;
     vfs.copy('/big', '/big2');
-    const chunksAfter = (vfs.vault.db.prepare('SELECT COUNT(*) AS n FROM chunks').get() as { n: number }).n;
+    const chunksAfter = vfs.vault.store.chunkStats().count;
     assert.equal(chunksAfter, chunksBefore, 'no new chunks for a copy');
     assert.deepEqual(vfs.readFile('/big2'), big);
     vfs.writeFile('/big2', Buffer.from('x'), { append: true });
@@ -235,12 +234,12 @@ describe('file semantics on a real vault file', () => {
   });
 
   test('every mutation lands in the journal with its surface', () => {
-    const rows = vfs.vault.db.prepare('SELECT op, path, surface FROM journal ORDER BY seq').all() as Array<{ op: string; path: string; surface: string }>;
+    const rows = vfs.vault.journal.after(0).map(({ op, path, surface }) => ({ op, path, surface }));
     const ops = new Set(rows.map((r) => r.op));
     for (const op of ['create', 'write', 'append', 'truncate', 'mkdir', 'rename', 'link', 'symlink', 'unlink', 'rmdir', 'copy', 'setattr']) {
       assert.ok(ops.has(op), `journal has ${op}`);
     }
     assert.ok(rows.every((r) => r.surface === 'cli'));
-    assert.equal(vfs.vault.db.pragma('integrity_check', { simple: true }), 'ok');
+    assert.equal(vfs.vault.store.check(), 'ok');
   });
 });

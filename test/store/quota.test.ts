@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { LIVE } from '../../host/store/backend';
 import { AvfsError } from '../../host/protocol/errors';
 import { importTree } from '../../host/vfs/transfer';
 import type { Vfs } from '../../host/vfs/vfs';
@@ -22,12 +23,13 @@ function quotaError(fn: () => unknown): Record<string, unknown> {
 
 /** Everything a refused write could have left behind. */
 function snapshot(vfs: Vfs): string {
-  const db = vfs.vault.db;
+  const tree = vfs.vault.store.dumpTree(LIVE);
+  const sorted = <T>(rows: T[]) => rows.map((r) => JSON.stringify(r)).sort();
   return JSON.stringify([
     vfs.inodes.counters(),
-    db.prepare('SELECT ino, size, nlink FROM inodes ORDER BY ino').all(),
-    db.prepare('SELECT parent, name, ino FROM dentries ORDER BY parent, name').all(),
-    db.prepare('SELECT ino, idx, hex(hash) FROM extents ORDER BY ino, idx').all(),
+    sorted(tree.inodes.map((i) => [i.ino, i.size, i.nlink])),
+    sorted(tree.dentries),
+    sorted(tree.extents.map(([ino, idx, hash]) => [ino, idx, hash.toString('hex')])),
   ]);
 }
 

@@ -15,7 +15,7 @@ export function register(program: Command, act: Act): void {
   example(
     quotaOptions(vault.command('create <name>').description('create a vault and make it the current one'))
       .option('--no-use', 'do not make the new vault the current one')
-      .option('-b, --backend <name>', 'storage backend (sqlite)', 'sqlite')
+      .option('-b, --backend <name>', 'storage backend: sqlite or lmdb (default sqlite, or $AVFS_BACKEND)')
       .option('--from <dir>', 'fill it from a project folder and remember that base (for avfs apply and vault sync); .git and .gitignore\'d paths are left out')
       .option('--exclude <pattern>', 'with --from: also leave out paths matching this gitignore-style pattern (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
       .action(act('vault.create')),
@@ -32,6 +32,14 @@ export function register(program: Command, act: Act): void {
       .option('--use', 'make the fork the current vault')
       .action(act('vault.fork')),
     'avfs vault fork main task-42 --use',
+  );
+  example(
+    vault
+      .command('convert <name>')
+      .description('copy a vault onto another storage backend (checkpoints and journal included), verify the copy, and put it in its place')
+      .requiredOption('-b, --backend <name>', 'the backend to convert to: sqlite or lmdb')
+      .action(act('vault.convert')),
+    'avfs vault convert demo --backend lmdb',
   );
   example(
     vault

@@ -1,6 +1,7 @@
 /** Handlers of `avfs vault …`: parse → one operation → render. */
 import type { Command } from 'commander';
 import { AvfsError } from '../../protocol/errors';
+import { checkBackend } from '../../store/backend';
 import type { Quotas, VaultSummary } from '../../protocol/vault';
 import { type CliContext, humanBytes, parseCount, table } from '../context';
 
@@ -14,7 +15,7 @@ function readQuotaOptions(o: Record<string, string | undefined>): Partial<Quotas
 
 function renderList(vaults: VaultSummary[]): string {
   if (vaults.length === 0) return "no vaults yet: run 'avfs vault create <name>'";
-  const rows: string[][] = [['', 'NAME', 'SIZE', 'FILES', 'ON DISK']];
+  const rows: string[][] = [['', 'NAME', 'SIZE', 'FILES', 'ON DISK', 'BACKEND']];
   const byParent = new Map<string | null, VaultSummary[]>();
   const parentOf = (v: VaultSummary) => (v.status === 'ok' ? v.parent : null);
   for (const v of vaults) {
@@ -25,8 +26,8 @@ function renderList(vaults: VaultSummary[]): string {
   const walk = (parent: string | null, depth: number): void => {
     for (const v of byParent.get(parent) ?? []) {
       const name = '  '.repeat(depth) + (depth ? '└ ' : '') + v.name;
-      if (v.status === 'ok') rows.push([v.current ? '*' : '', name, humanBytes(v.size), String(v.files), humanBytes(v.size_on_disk)]);
-      else rows.push([v.current ? '*' : '', name, 'unreadable', '-', humanBytes(v.size_on_disk), v.reason]);
+      if (v.status === 'ok') rows.push([v.current ? '*' : '', name, humanBytes(v.size), String(v.files), humanBytes(v.size_on_disk), v.backend]);
+      else rows.push([v.current ? '*' : '', name, 'unreadable', '-', humanBytes(v.size_on_disk), v.backend, v.reason]);
       walk(v.name, depth + 1);
     }
   };
@@ -46,12 +47,10 @@ async function ask(question: string): Promise<string> {
 
 export const vaultHandlers = {
   'vault.create': async (ctx: CliContext, name: string, opts: Record<string, string | undefined> & { use: boolean }, cmd: Command) => {
-    if (opts.backend !== 'sqlite') {
-      throw new AvfsError('NotSupported', `backend ${JSON.stringify(opts.backend)} is not available: this build has sqlite`, { backend: opts.backend });
-    }
+    const backend = opts.backend === undefined ? undefined : checkBackend(opts.backend);
     if (opts.from !== undefined) {
       const exclude = (opts as unknown as { exclude?: string[] }).exclude ?? [];
-      const f = await ctx.call('project/create', { name, host_path: opts.from, host_cwd: process.cwd(), exclude, quotas: readQuotaOptions(opts), use: opts.use });
+      const f = await ctx.call('project/create', { name, host_path: opts.from, host_cwd: process.cwd(), exclude, quotas: readQuotaOptions(opts), use: opts.use, backend });
       ctx.print(cmd, f, () =>
         `created vault ${name} from ${f.base.source}: ${f.files_imported} files, ${f.dirs_created} directories, ${f.symlinks} symlinks (${humanBytes(f.total_bytes)})` +
         `${f.base.git_commit ? `; base commit ${f.base.git_commit.slice(0, 12)}` : ''}${f.current ? ' (now current)' : ''}`,
@@ -59,7 +58,7 @@ export const vaultHandlers = {
       return;
     }
     if (opts.exclude !== undefined) throw new AvfsError('InvalidInput', '--exclude goes with --from');
-    const r = await ctx.call('vault/create', { name, quotas: readQuotaOptions(opts), use: opts.use });
+    const r = await ctx.call('vault/create', { name, quotas: readQuotaOptions(opts), use: opts.use, backend });
     ctx.print(cmd, r, () => `created vault ${name}${r.current ? ' (now current)' : ''}`);
   },
 
@@ -75,6 +74,7 @@ export const vaultHandlers = {
       table([
         ['name', info.name + (info.current ? ' (current)' : '')],
         ['path', info.path],
+        ['backend', info.backend],
         ['created', info.created_at ?? '-'],
         ['size', `${humanBytes(info.size)} in ${info.files} entries`],
         ['on disk', humanBytes(info.size_on_disk)],
@@ -94,6 +94,11 @@ export const vaultHandlers = {
   'vault.fork': async (ctx: CliContext, source: string, name: string, opts: { use?: boolean }, cmd: Command) => {
     const r = await ctx.call('vault/fork', { source, name, use: !!opts.use });
     ctx.print(cmd, r, () => `forked ${source} into ${name} in ${r.duration_ms} ms${r.current ? ' (now current)' : ''}`);
+  },
+
+  'vault.convert': async (ctx: CliContext, name: string, opts: { backend: string }, cmd: Command) => {
+    const r = await ctx.call('vault/convert', { name, backend: checkBackend(opts.backend) });
+    ctx.print(cmd, r, () => `converted vault ${name} from ${r.from} to ${r.to}: ${r.files} files, ${r.checkpoints} checkpoints, ${r.chunks} chunks, verified (${r.duration_ms} ms)`);
   },
 
   'vault.upgrade': async (ctx: CliContext, name: string, _opts: unknown, cmd: Command) => {

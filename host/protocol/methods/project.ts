@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { ApplyResult, ProjectBase } from '../project';
 import { FileType } from '../vault';
+import { Backend } from '../vault';
 import { HostPath, QuotaValues, VaultRef, define } from './define';
 
 const Target = VaultRef.extend({
@@ -16,6 +17,7 @@ export const PROJECT_METHODS = {
       ...HostPath,
       exclude: z.array(z.string()).default([]),
       quotas: QuotaValues.partial().optional(),
+      backend: Backend.optional(),
       use: z.boolean().default(true),
     }),
     z.object({

@@ -1,26 +1,31 @@
 /** Vaults: create, list, fork, delete, upgrade (the contract: ../methods.ts). */
 import { z } from 'zod';
-import { Quotas, VaultInfo, VaultSummary } from '../vault';
+import { Backend, Quotas, VaultInfo, VaultSummary } from '../vault';
 import { QuotaValues, define } from './define';
 
 export const VAULT_METHODS = {
   'vault/list': define(z.object({}), z.object({ vaults: z.array(VaultSummary) }), 'every vault in the home, forks after their parent'),
   'vault/create': define(
-    z.object({ name: z.string(), quotas: QuotaValues.partial().optional(), use: z.boolean().default(true) }),
-    z.object({ created: z.string(), current: z.boolean(), backend: z.literal('sqlite'), path: z.string(), quotas: Quotas }),
+    z.object({ name: z.string(), quotas: QuotaValues.partial().optional(), use: z.boolean().default(true), backend: Backend.optional().describe('default: sqlite (or $AVFS_BACKEND)') }),
+    z.object({ created: z.string(), current: z.boolean(), backend: Backend, path: z.string(), quotas: Quotas }),
     'create a vault (and make it current unless use is false)',
   ),
   'vault/info': define(z.object({ name: z.string().optional() }), VaultInfo, 'one vault: sizes, quotas, parent, forks, checkpoints'),
   'vault/use': define(z.object({ name: z.string() }), z.object({ current: z.string() }), 'make a vault the current one'),
   'vault/fork': define(
     z.object({ source: z.string(), name: z.string(), use: z.boolean().default(false) }),
-    z.object({ source: z.string(), name: z.string(), current: z.boolean(), backend: z.literal('sqlite'), path: z.string(), copy_on_write: z.boolean(), duration_ms: z.number() }),
+    z.object({ source: z.string(), name: z.string(), current: z.boolean(), backend: Backend, path: z.string(), copy_on_write: z.boolean(), duration_ms: z.number() }),
     'fork a vault: a task copy that costs metadata only',
   ),
   'vault/delete': define(
     z.object({ name: z.string(), flatten: z.boolean().default(false) }),
     z.object({ deleted: z.string(), flattened: z.array(z.string()) }),
     'delete a vault (refused while mounted, or while forks read from it unless flatten)',
+  ),
+  'vault/convert': define(
+    z.object({ name: z.string(), backend: Backend }),
+    z.object({ vault: z.string(), from: Backend, to: Backend, files: z.number(), checkpoints: z.number(), chunks: z.number(), verified: z.boolean(), duration_ms: z.number() }),
+    'copy a vault onto another storage backend (checkpoints included), verify the copy, then put it in the vault\'s place',
   ),
   'vault/upgrade': define(
     z.object({ name: z.string() }),
