@@ -9,7 +9,7 @@ import { CHECKPOINT_NAME_RE } from '../protocol/names';
 import type { RetentionSettings } from '../protocol/retention';
 import { CheckpointRefs } from './checkpointRefs';
 import type { Db } from './db';
-import { writeTxn } from './db';
+import { tableNames, writeTxn } from './db';
 import type { ExtraRefs } from './gc';
 import type { Journal } from './journal';
 import type { QuotaBook, TreeUsage } from './quota';
@@ -349,6 +349,8 @@ export class Checkpoints {
 
   /** Bytes each checkpoint holds alone, by id (absent: 0); null when the counts cannot be brought up to date (a read-only vault). */
   aloneBytes(extraRefs?: ExtraRefs): Map<number, number> | null {
+    // A vault of an older schema opened read-only has no counts at all.
+    if (!tableNames(this.db).has('cp_refs')) return null;
     if (!this.db.readonly) this.refs.sync();
     return this.refs.current() ? this.refs.alone(extraRefs) : null;
   }
