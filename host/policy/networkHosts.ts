@@ -1,13 +1,15 @@
 /**
  * The hosts a command's network use goes to, as the policy read it: what a sandboxed run whose
  * network part was let run may reach (docs/exec.md, "Network by host"). Pure: from the judged
- * parts of a decision. A part in the `networked` category names its hosts by
- * - a URL among its words (`https://host/…`, also after `=`: `--registry=https://host/`);
- * - a `user@host:path` or `host:path` remote (scp-style, as git and rsync take them);
+ * parts of a decision. The filtering proxy carries HTTP and HTTPS, so a part in the `networked`
+ * category names its hosts by
+ * - an http(s) URL among its words (`https://host/…`, also after `=`: `--registry=https://host/`);
  * - its program: a package manager reaches its registry (npm, npx, pnpm, yarn: registry.npmjs.org
  *   and registry.yarnpkg.com; pip, pipx, uv, poetry, pdm: pypi.org and files.pythonhosted.org).
- * A networked part that names no host this way (`git fetch origin`, `ssh host`, a script) makes
- * the answer null: the hosts are not known, and the run gets the whole network as before.
+ * A networked part that names no host this way (`git fetch origin`, a script), or that also
+ * speaks something the proxy does not carry (an `ssh://`, `git://` or `ftp://` URL, a
+ * `user@host:path` remote over ssh), makes the answer null: the hosts are not known, and the run
+ * gets the whole network as before.
  */
 import { posix } from 'node:path';
 import type { DecisionPart } from '../protocol/policy';
@@ -24,7 +26,7 @@ const REGISTRIES: Record<string, string[]> = {
   pdm: ['pypi.org', 'files.pythonhosted.org'],
 };
 
-const URL_HOST = /(?:^|=)[a-z][a-z0-9+.-]*:\/\/(?:[^@/?#\s]*@)?(\[[0-9a-f:.]+\]|[^/:?#\s]+)/i;
+const URL_HOST = /(?:^|=)([a-z][a-z0-9+.-]*):\/\/(?:[^@/?#\s]*@)?(\[[0-9a-f:.]+\]|[^/:?#\s]+)/i;
 const SCP_HOST = /^(?:[\w.-]+@)?([a-z0-9-]+(?:\.[a-z0-9-]+)+|localhost):(?!\/\/)/i;
 
 /** A host as the proxy compares it: lower case, no trailing dot, IPv6 without brackets. */
@@ -32,15 +34,15 @@ export function normalHost(host: string): string {
   return host.toLowerCase().replace(/\.$/, '').replace(/^\[(.*)\]$/, '$1');
 }
 
-function hostsOfPart(part: DecisionPart): string[] {
+/** The part's hosts, or null when it reaches something the proxy cannot carry. */
+function hostsOfPart(part: DecisionPart): string[] | null {
   const out = new Set<string>();
   for (const word of part.argv) {
-    const url = URL_HOST.exec(word)?.[1];
-    if (url) out.add(normalHost(url));
-    else {
-      const scp = SCP_HOST.exec(word)?.[1];
-      if (scp) out.add(normalHost(scp));
-    }
+    const url = URL_HOST.exec(word);
+    if (url) {
+      if (!/^https?$/i.test(url[1]!)) return null;
+      out.add(normalHost(url[2]!));
+    } else if (SCP_HOST.test(word)) return null;
   }
   const name = (w: string | undefined) => posix.basename(w ?? '').replace(/\d+(\.\d+)*$/, '');
   // The program, and `python -m pip install …` is pip too.
@@ -55,7 +57,7 @@ export function networkHostsOf(parts: DecisionPart[]): string[] | null {
   for (const part of parts) {
     if (!part.categories.includes('networked')) continue;
     const hosts = hostsOfPart(part);
-    if (hosts.length === 0) return null;
+    if (!hosts || hosts.length === 0) return null;
     for (const h of hosts) all.add(h);
   }
   return all.size > 0 ? [...all].sort() : null;
