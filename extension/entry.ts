@@ -12,7 +12,8 @@ let core: typeof Core | undefined;
 
 export function activate(context: vscode.ExtensionContext): Promise<Core.AvfsTestApi> {
   const called = performance.now();
-  return new Promise((resolve, reject) => {
+  let callMs = 0;
+  const loaded = new Promise<Core.AvfsTestApi>((resolve, reject) => {
     setImmediate(() => {
       const loading = performance.now();
       try {
@@ -27,12 +28,14 @@ export function activate(context: vscode.ExtensionContext): Promise<Core.AvfsTes
       }
       try {
         // The core's activate() says itself when it fails.
-        resolve(core.activate(context, { calledAt: called, coreLoadMs: performance.now() - loading }));
+        resolve(core.activate(context, { calledAt: called, callMs, coreLoadMs: performance.now() - loading }));
       } catch (e) {
         reject(e);
       }
     });
   });
+  callMs = performance.now() - called;
+  return loaded;
 }
 
 export async function deactivate(): Promise<void> {

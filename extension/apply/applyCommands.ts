@@ -2,27 +2,73 @@
 // Workspace Folder, Apply to Workspace (the multi-file diff of what will change, conflicts marked
 // and blocking, then apply or a new git branch), Apply This Change (one file), and Compare with
 // Fork (two experiments side by side, then keep one and discard the other). Everything goes
-// through the host (project/* methods); the plan is the host's dry run.
+// through the host (project/* methods); the plan is the host's dry run. A conflicting file is shown
+// in the diff against a document holding both sides between git's conflict markers
+// (avfs-conflict://<vault>/<path>?{"project": FILE}), and is resolved file by file: the vault's
+// version, the project's, or a merge; the apply is offered only once none is left.
 import * as vscode from 'vscode';
 import type { ApplyResult, PlannedChange } from '../../host/protocol/project';
 import type { Ctx } from '../ctx';
 import { HostCallError } from '../errors';
 import { plural } from '../format';
 import { toUri } from '../fs/vaultFs';
+import { checkpointUri } from '../uris';
 import { LONG_MS, withProgress } from '../restore';
 import { type Arg, askVaultName, fileOf, vaultOf } from '../targets';
 
 type Resource = [vscode.Uri, vscode.Uri | undefined, vscode.Uri | undefined];
 
-/** [label, the project's file now, the vault's file now] for each changed file of the plan. */
+export const CONFLICT_SCHEME = 'avfs-conflict';
+
+/** The document of a conflict: the project's side and the vault's, between git's conflict markers. */
+export function conflictUri(vault: string, rel: string, projectFile: string): vscode.Uri {
+  return vscode.Uri.from({ scheme: CONFLICT_SCHEME, authority: vault, path: '/' + rel, query: JSON.stringify({ project: projectFile }) });
+}
+
+const decoder = new TextDecoder();
+
+/** Serves avfs-conflict: documents (read-only, made when opened). */
+class ConflictDocuments implements vscode.TextDocumentContentProvider {
+  constructor(private readonly ctx: Ctx) {}
+
+  async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
+    const { project } = JSON.parse(uri.query) as { project: string };
+    const mine = await vscode.workspace.fs.readFile(vscode.Uri.file(project)).then(
+      (b) => decoder.decode(b),
+      () => undefined,
+    );
+    const theirs = await this.ctx.host.request('fs/readFile', { vault: uri.authority, path: uri.path }).then(
+      (r) => Buffer.from(r.data, 'base64').toString('utf8'),
+      () => undefined,
+    );
+    const side = (text: string | undefined) => (text === undefined ? '' : text.endsWith('\n') || text === '' ? text : `${text}\n`);
+    return [
+      `<<<<<<< project: ${project}${mine === undefined ? ' (deleted in the project)' : ''}\n`,
+      side(mine),
+      '=======\n',
+      side(theirs),
+      `>>>>>>> vault ${uri.authority}${theirs === undefined ? ' (deleted in the vault)' : ''}\n`,
+    ].join('');
+  }
+}
+
+let conflictProvider: vscode.Disposable | undefined;
+function serveConflicts(ctx: Ctx): void {
+  if (conflictProvider) return;
+  conflictProvider = vscode.workspace.registerTextDocumentContentProvider(CONFLICT_SCHEME, new ConflictDocuments(ctx));
+  ctx.extension.subscriptions.push(conflictProvider, { dispose: () => (conflictProvider = undefined) });
+}
+
+/** [label, the project's file now, the vault's file now (a conflict: both sides, marked)] for each changed file of the plan. */
 export function planResources(plan: ApplyResult): Resource[] {
   const project = (rel: string) => vscode.Uri.file(`${plan.project}/${rel}`);
   const vault = (rel: string) => toUri(plan.vault, '/' + rel);
   return plan.changes
     .filter((c) => c.type === 'file' || c.type === 'symlink')
     .map((c): Resource => {
+      if (c.status === 'conflict') return [vault(c.path), project(c.from ?? c.path), conflictUri(plan.vault, c.path, `${plan.project}/${c.path}`)];
       if (c.action === 'delete') return [project(c.path), project(c.path), undefined];
-      if (c.action === 'add' && c.status !== 'conflict') return [vault(c.path), undefined, vault(c.path)];
+      if (c.action === 'add') return [vault(c.path), undefined, vault(c.path)];
       return [vault(c.path), project(c.from ?? c.path), vault(c.path)];
     });
 }
@@ -45,44 +91,111 @@ async function createBranch(ctx: Ctx, vault: string): Promise<void> {
   void vscode.window.showInformationMessage(`Committed ${plural(r.changes.length, 'change')} of ${vault} on the new branch ${name} (${r.git_branch?.commit.slice(0, 12)}); your working tree, index and HEAD are unchanged.`);
 }
 
-/** The plan of applying `vault` (or only `paths`), shown; then applied, or a branch made, on confirmation. */
-async function applyFlow(ctx: Ctx, vault: string, paths?: string[]): Promise<void> {
-  const plan = await ctx.host.request('project/apply', { vault, dry_run: true, ...(paths ? { paths } : {}) }, { timeoutMs: LONG_MS });
-  const todo = plan.changes.filter((c) => c.status !== 'same');
-  if (todo.length === 0) {
-    void vscode.window.showInformationMessage(`${plan.project} already has every change of vault ${vault}${paths ? ` to ${paths.join(', ')}` : ''}.`);
-    return;
+const KEEP_VAULT = "Keep the Vault's";
+const KEEP_PROJECT = "Keep the Project's";
+const OPEN_MERGE = 'Open Merge';
+
+/**
+ * Asks which side of one conflicting file wins, and makes it so: the vault's version written into
+ * the project (or the project's file removed), or the project's into the vault; or opens the merge
+ * editor (base: the vault's base checkpoint; output: the vault's file). False: stop resolving.
+ */
+async function resolveOne(ctx: Ctx, plan: ApplyResult, c: PlannedChange): Promise<boolean> {
+  const rel = c.path;
+  const projectFile = vscode.Uri.file(`${plan.project}/${rel}`);
+  const vaultPath = '/' + rel;
+  if (c.type !== 'file' || c.action === 'rename') {
+    void vscode.window.showWarningMessage(`${rel} (${c.type}, ${c.action}): resolve it by hand in ${plan.project} or in vault ${plan.vault}, then apply again.`);
+    return false;
   }
-  const resources = planResources(plan);
-  if (resources.length > 0) await vscode.commands.executeCommand('vscode.changes', planTitle(plan), resources);
-  const hasGit = (await ctx.host.request('project/base', { vault })).base?.git_commit;
-  const branch = 'Create Branch…';
-  const detail = plan.changes.map(line).join('\n');
-  if (plan.conflicts.length > 0) {
+  const pick = await vscode.window.showWarningMessage(
+    `Conflict in ${rel}: ${c.reason ?? 'changed on both sides'}. Which version should both sides keep?`,
+    { modal: true, detail: `${KEEP_VAULT}: the vault's ${rel} replaces the project's (your edit there is lost).\n${KEEP_PROJECT}: the project's ${rel} goes into the vault (the agent's edit there is dropped).\n${OPEN_MERGE}: merge the two into the vault's file, then apply again.` },
+    KEEP_VAULT,
+    KEEP_PROJECT,
+    OPEN_MERGE,
+  );
+  if (pick === KEEP_VAULT) {
+    if (c.action === 'delete') await vscode.workspace.fs.delete(projectFile, { useTrash: false });
+    else {
+      const { data } = await ctx.host.request('fs/readFile', { vault: plan.vault, path: vaultPath });
+      await vscode.workspace.fs.writeFile(projectFile, Buffer.from(data, 'base64'));
+    }
+    return true;
+  }
+  if (pick === KEEP_PROJECT) {
+    const bytes = await vscode.workspace.fs.readFile(projectFile).then(
+      (b) => b,
+      () => undefined,
+    );
+    if (bytes === undefined) await ctx.host.request('fs/delete', { vault: plan.vault, path: vaultPath, force: true });
+    else await ctx.host.request('fs/writeFile', { vault: plan.vault, path: vaultPath, data: Buffer.from(bytes).toString('base64'), parents: true });
+    return true;
+  }
+  if (pick === OPEN_MERGE) {
+    await vscode.commands.executeCommand('_open.mergeEditor', {
+      base: vscode.Uri.from(checkpointUri({ vault: plan.vault, path: vaultPath, checkpoint: plan.base })),
+      input1: { uri: projectFile, title: 'Project', description: plan.project },
+      input2: { uri: toUri(plan.vault, vaultPath), title: 'Vault', description: plan.vault },
+      output: toUri(plan.vault, vaultPath),
+    });
+    void vscode.window.showInformationMessage(`Merging ${rel} into vault ${plan.vault}: once saved, run Apply to Workspace again and keep the vault's version.`);
+  }
+  return false;
+}
+
+/**
+ * The plan of applying `vault` (or only `paths`), shown; then applied, or a branch made, on
+ * confirmation. While a file conflicts no Apply is offered: each conflict is resolved (or the
+ * flow ends), and the plan is made and shown again.
+ */
+async function applyFlow(ctx: Ctx, vault: string, paths?: string[]): Promise<void> {
+  serveConflicts(ctx);
+  for (;;) {
+    const plan = await ctx.host.request('project/apply', { vault, dry_run: true, ...(paths ? { paths } : {}) }, { timeoutMs: LONG_MS });
+    const todo = plan.changes.filter((c) => c.status !== 'same');
+    if (todo.length === 0) {
+      void vscode.window.showInformationMessage(`${plan.project} already has every change of vault ${vault}${paths ? ` to ${paths.join(', ')}` : ''}.`);
+      return;
+    }
+    const resources = planResources(plan);
+    if (resources.length > 0) await vscode.commands.executeCommand('vscode.changes', planTitle(plan), resources);
+    const hasGit = (await ctx.host.request('project/base', { vault })).base?.git_commit;
+    const branch = 'Create Branch…';
+    const detail = plan.changes.map(line).join('\n');
+    if (plan.conflicts.length > 0) {
+      const resolve = 'Resolve File by File…';
+      const pick = await vscode.window.showWarningMessage(
+        `${plural(plan.conflicts.length, 'file')} changed both in ${vault} and in ${plan.project} since the vault's base: nothing can be applied until they agree.`,
+        { modal: true, detail },
+        resolve,
+        ...(hasGit && !paths ? [branch] : []),
+      );
+      if (pick === branch) return createBranch(ctx, vault);
+      if (pick !== resolve) return;
+      for (const c of plan.changes.filter((x) => x.status === 'conflict')) {
+        if (!(await resolveOne(ctx, plan, c))) return;
+      }
+      continue;
+    }
+    const apply = 'Apply';
     const pick = await vscode.window.showWarningMessage(
-      `${plural(plan.conflicts.length, 'file')} changed both in ${vault} and in ${plan.project} since the vault's base: nothing can be applied until they agree.`,
-      { modal: true, detail },
+      `Apply ${plural(todo.length, 'change')} of vault ${vault} to ${plan.project}?`,
+      { modal: true, detail: `${detail}\n\nAll or nothing: files you changed that the vault did not touch are left as they are.` },
+      apply,
       ...(hasGit && !paths ? [branch] : []),
     );
-    if (pick === branch) await createBranch(ctx, vault);
+    if (pick === branch) return createBranch(ctx, vault);
+    if (pick !== apply) return;
+    const r = await withProgress(`Applying ${vault} to ${plan.project}…`, () =>
+      ctx.host.request('project/apply', { vault, ...(paths ? { paths } : {}) }, { timeoutMs: LONG_MS }).catch((e: unknown) => {
+        if (e instanceof HostCallError && e.kind === 'Conflict') throw new Error(`the project changed meanwhile: ${e.message}`);
+        throw e;
+      }),
+    );
+    void vscode.window.showInformationMessage(`Applied ${plural(r.applied, 'change')} of vault ${vault} to ${r.project}.`);
     return;
   }
-  const apply = 'Apply';
-  const pick = await vscode.window.showWarningMessage(
-    `Apply ${plural(todo.length, 'change')} of vault ${vault} to ${plan.project}?`,
-    { modal: true, detail: `${detail}\n\nAll or nothing: files you changed that the vault did not touch are left as they are.` },
-    apply,
-    ...(hasGit && !paths ? [branch] : []),
-  );
-  if (pick === branch) return createBranch(ctx, vault);
-  if (pick !== apply) return;
-  const r = await withProgress(`Applying ${vault} to ${plan.project}…`, () =>
-    ctx.host.request('project/apply', { vault, ...(paths ? { paths } : {}) }, { timeoutMs: LONG_MS }).catch((e: unknown) => {
-      if (e instanceof HostCallError && e.kind === 'Conflict') throw new Error(`the project changed meanwhile: ${e.message}`);
-      throw e;
-    }),
-  );
-  void vscode.window.showInformationMessage(`Applied ${plural(r.applied, 'change')} of vault ${vault} to ${r.project}.`);
 }
 
 export const applyFactories: Record<string, (ctx: Ctx) => (arg?: Arg) => unknown> = {

@@ -6,6 +6,7 @@
  */
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { projectVault } from '../ops/projectVault';
 import { toAvfsError } from '../protocol/errors';
 import type { TreeNode } from '../protocol/files';
 import { VERSION } from '../version';
@@ -90,16 +91,35 @@ export function createMcpServer(opts: McpOptions): { server: McpServer; tools: T
 }
 
 /** Serves MCP on this process's stdin and stdout until stdin ends. Logs go to stderr (stdout is the protocol's). */
-export async function serveMcp(opts: { homeDir: string; vault: string | undefined; noHost: boolean; stderr: NodeJS.WritableStream }): Promise<void> {
+export async function serveMcp(opts: {
+  homeDir: string;
+  vault: string | undefined;
+  noHost: boolean;
+  stderr: NodeJS.WritableStream;
+  /** `--from DIR`: the vault served is the one made from this project folder (made now if it is not there). */
+  from?: { dir: string; exclude: string[] };
+}): Promise<void> {
   const backend = createBackend({ homeDir: { dir: opts.homeDir }, name: `avfs mcp (pid ${process.pid})`, noHost: opts.noHost });
-  const { server, tools } = createMcpServer({ backend, vault: opts.vault });
+  let vault = opts.vault;
+  if (opts.from) {
+    let pv;
+    try {
+      pv = await projectVault((m, p) => backend.call(m, p), { ...(vault !== undefined ? { name: vault } : {}), dir: opts.from.dir, cwd: process.cwd(), exclude: opts.from.exclude });
+    } catch (e) {
+      await backend.close();
+      throw e;
+    }
+    vault = pv.vault;
+    opts.stderr.write(`avfs mcp: vault ${vault} ${pv.created ? 'made from' : 'was made from'} ${pv.source}\n`);
+  }
+  const { server, tools } = createMcpServer({ backend, vault });
   const transport = new LineTransport();
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();
     for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(sig, () => resolve());
   });
   await server.connect(transport);
-  opts.stderr.write(`avfs mcp: serving${opts.vault ? ` vault ${opts.vault}` : ' the current vault'} on stdio (home ${opts.homeDir}; ${(await backend.viaHost()) ? 'through the running host' : 'no host running: in this process'})\n`);
+  opts.stderr.write(`avfs mcp: serving${vault ? ` vault ${vault}` : ' the current vault'} on stdio (home ${opts.homeDir}; ${(await backend.viaHost()) ? 'through the running host' : 'no host running: in this process'})\n`);
   await closed;
   await server.close().catch(() => undefined);
   // The mounts exec kept up for this session go with it.

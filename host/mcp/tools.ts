@@ -10,6 +10,7 @@ import type { CallToolResult, ServerNotification, ServerRequest, ToolAnnotations
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { z } from 'zod';
 import { ChangeSummary, CheckpointInfo, RestoreResult } from '../protocol/changes';
+import { ProjectBase } from '../protocol/project';
 import { AvfsError, toAvfsError } from '../protocol/errors';
 import { ExecRequest, type ExecRequestInput, type ExecutionEnvelope, ExecutionEnvelope as Envelope } from '../protocol/exec';
 import { FileText, type TreeNode } from '../protocol/files';
@@ -497,6 +498,24 @@ export function registerTools(server: McpServer, ctx: ToolContext): void {
     run: async (a) => {
       const r = await backend.call('vault/create', { name: a.name, use: a.use });
       return { result: r, text: `created vault ${r.created}` };
+    },
+  });
+
+  define(server, 'project_changes', {
+    title: 'Changes against the project base',
+    description:
+      'For a vault made from a project folder (avfs mcp --from, avfs vault create --from): what the vault changed since its base (the project as the vault last agreed with it), each change checked against the project as it is now: "apply" (avfs apply would write it), "same" (the project has it already) or "conflict" (the project changed it too; the reason says how). patch adds unified diffs against the project\'s files. Nothing is written to the vault or the project (an apply of the project that was interrupted earlier is rolled back first, as every apply does).',
+    input: { patch: z.boolean().default(false), vault: VaultArg },
+    output: METHODS['project/apply'].result.extend({ base: ProjectBase }),
+    annotations: READ_ONLY,
+    run: async (a) => {
+      const v = inVault(ctx, a.vault);
+      const { base } = await backend.call('project/base', { vault: await vaultName(ctx, a.vault) });
+      if (!base) throw new AvfsError('NotFound', `vault ${await vaultName(ctx, a.vault)} was not made from a project: it has no base to compare with`, { vault: await vaultName(ctx, a.vault) });
+      const plan = await backend.call('project/apply', { ...v, dry_run: true, patch: a.patch });
+      const lines = plan.changes.map((c) => `${c.status === 'conflict' ? '!' : c.status === 'same' ? '=' : ' '} ${c.action} ${c.from !== undefined ? `${c.from} -> ` : ''}${c.path}${c.reason ? ` (${c.reason})` : ''}`);
+      const head = `base: ${base.source}${base.git_commit ? ` at ${base.git_commit.slice(0, 12)}` : ''}; ${plan.changes.length} change(s), ${plan.conflicts.length} conflict(s)`;
+      return { result: { ...plan, base }, text: [head, ...lines, ...(plan.patch ? [plan.patch] : [])].join('\n') };
     },
   });
 

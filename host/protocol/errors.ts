@@ -149,8 +149,12 @@ export function toAvfsError(e: unknown): AvfsError {
       field,
     });
   }
-  const anyErr = e as { code?: unknown; message?: unknown; name?: unknown };
+  const anyErr = e as { code?: unknown; message?: unknown; name?: unknown; kind?: unknown; details?: unknown };
   const message = typeof anyErr?.message === 'string' ? anyErr.message : String(e);
+  // An AvfsError of another bundle (dist/avfs-mcp.js has its own copy of this class): the same kind.
+  if (anyErr?.name === 'AvfsError' && typeof anyErr.kind === 'string' && Object.hasOwn(ERROR_TABLE, anyErr.kind)) {
+    return new AvfsError(anyErr.kind as ErrorKind, message, typeof anyErr.details === 'object' && anyErr.details !== null ? (anyErr.details as ErrorDetails) : {});
+  }
   if (anyErr?.name === 'SqliteError' || (typeof anyErr?.code === 'string' && anyErr.code.startsWith('SQLITE_'))) {
     // A vault file (or its directory) that the OS will not let this user write.
     if (typeof anyErr.code === 'string' && anyErr.code.startsWith('SQLITE_READONLY')) {

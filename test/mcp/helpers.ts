@@ -12,10 +12,11 @@ export interface McpSession {
   close: () => Promise<void>;
 }
 
-export async function startMcp(home: string, args: string[] = [], env: Record<string, string> = {}): Promise<McpSession> {
+/** `avfs <args> mcp <mcpArgs>`, as an MCP client starts it. */
+export async function startMcp(home: string, args: string[] = [], env: Record<string, string> = {}, mcpArgs: string[] = []): Promise<McpSession> {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [CLI, ...args, 'mcp'],
+    args: [CLI, ...args, 'mcp', ...mcpArgs],
     env: { ...(process.env as Record<string, string>), AVFS_HOME: home, ...env },
     stderr: 'pipe',
   });

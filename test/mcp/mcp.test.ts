@@ -35,7 +35,7 @@ describe('avfs mcp (no host running: the server runs the operations itself)', ()
   test('tools/list: every tool with a description, an input and an output schema, and its annotations', async () => {
     const { tools } = await mcp.client.listTools();
     const byName = new Map(tools.map((x) => [x.name, x]));
-    const expected = ['read_file', 'write_file', 'edit_file', 'list_directory', 'search_files', 'grep', 'file_info', 'checkpoint_save', 'checkpoint_list', 'checkpoint_diff', 'checkpoint_restore', 'fork_create', 'fork_list', 'vault_list', 'vault_create', 'exec'];
+    const expected = ['read_file', 'write_file', 'edit_file', 'list_directory', 'search_files', 'grep', 'file_info', 'checkpoint_save', 'checkpoint_list', 'checkpoint_diff', 'checkpoint_restore', 'fork_create', 'fork_list', 'vault_list', 'vault_create', 'project_changes', 'exec'];
     assert.deepEqual([...byName.keys()].sort(), [...expected].sort());
     for (const x of tools) {
       assert.ok((x.description ?? '').length > 20, `${x.name} has a description`);
@@ -43,7 +43,7 @@ describe('avfs mcp (no host running: the server runs the operations itself)', ()
       assert.equal(x.outputSchema?.type, 'object', `${x.name} has an output schema`);
       assert.equal(typeof x.annotations?.readOnlyHint, 'boolean', `${x.name} says whether it is read-only`);
     }
-    for (const ro of ['read_file', 'list_directory', 'search_files', 'grep', 'file_info', 'checkpoint_list', 'checkpoint_diff', 'fork_list', 'vault_list']) {
+    for (const ro of ['read_file', 'list_directory', 'search_files', 'grep', 'file_info', 'checkpoint_list', 'checkpoint_diff', 'fork_list', 'vault_list', 'project_changes']) {
       assert.equal(byName.get(ro)!.annotations!.readOnlyHint, true, ro);
     }
     assert.equal(byName.get('checkpoint_restore')!.annotations!.destructiveHint, true);

@@ -16,9 +16,13 @@ describe('AVFS extension', () => {
     const api = ext.exports;
     assert.equal(api.tree.view.visible, false, 'the Vaults view was opened');
     await until('the vault host ready, started by activation alone', () => api.host.state.name === 'ready', 30_000);
-    const ms = /AVFS \S+ activated in ([\d.]+) ms/.exec(readFileSync(join(api.logUri.fsPath, 'AVFS.log'), 'utf8'));
+    const log = readFileSync(join(api.logUri.fsPath, 'AVFS.log'), 'utf8');
+    const ms = /AVFS \S+ activated in ([\d.]+) ms/.exec(log);
     assert.ok(ms, 'the log says how long activate() took');
-    process.stdout.write(`      activate() took ${ms[1]} ms of the extension host's time\n`);
+    // What VS Code counts of it: the entry (dist/extension.js), loaded by the host's own marks, and its activate() call; the core came after.
+    const part = /VS Code's part: loading dist\/extension\.js ([\d.]+) ms \(its marks\), its activate\(\) call ([\d.]+) ms; the core loaded after that in ([\d.]+) ms/.exec(log);
+    assert.ok(part, `the log says what VS Code's count holds:\n${log.split('\n')[0]}`);
+    process.stdout.write(`      activate() took ${ms[1]} ms of the extension host's time, after VS Code's count: loading the entry ${part[1]} ms, its activate() call ${part[2]} ms; loading the core after ${part[3]} ms\n`);
     // The window is an approver from the start: a request is put to it (not denied as no_approver).
     const vault = uniqueName('startup');
     await avfsJson('vault', 'create', vault);

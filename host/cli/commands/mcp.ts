@@ -7,8 +7,11 @@ export function register(program: Command, act: Act): void {
     program
       .command('mcp')
       .description('serve the vault to an agent over MCP (stdio): file tools, checkpoints, forks, and exec through the policy')
+      .option('--from <dir>', 'serve the vault made from this project folder (made now, as vault create --from does, if there is none yet; named by --vault or the folder)')
+      .option('--exclude <pattern>', 'with --from, when the vault is made: also leave out paths matching this gitignore-style pattern (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
       .action(act('mcp.serve')),
     'avfs mcp',
+    'avfs --vault task-1 mcp --from ~/src/app   # the agent works in a vault made from the project; avfs apply brings its work back',
     'avfs --vault task-1 mcp   # in an MCP client\'s config: {"command": "avfs", "args": ["--vault", "task-1", "mcp"]}',
   );
   const hook = program.command('hook').description('hook adapters for agents: judge their tool calls with the avfs policy');
@@ -34,9 +37,11 @@ export function register(program: Command, act: Act): void {
       .option('--project', 'this project\'s .claude/settings.json, or .clinerules/hooks/ (the default)')
       .option('--user', 'your ~/.claude/settings.json, or ~/Documents/Cline/Hooks/')
       .option('--route <vault>', 'the installed hook routes Bash commands through this vault')
+      .option('--from <dir>', 'route into the vault made from this project folder (made now if there is none; named by --route or the folder)')
       .option('--print', 'print the settings it would write, and write nothing')
       .action(act('hook.install')),
     'avfs hook install claude-code --project',
+    'avfs hook install claude-code --project --from .   # Bash runs in a vault made from this project',
     'avfs hook install claude-code --user --print',
     'avfs hook install cline',
   );

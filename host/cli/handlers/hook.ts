@@ -8,6 +8,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSy
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { AvfsError, toAvfsError } from '../../protocol/errors';
+import { type ProjectVault, projectVault, vaultNameFor } from '../../ops/projectVault';
 import type { CliContext } from '../context';
 import { readAll } from '../execRequest';
 import { type HookOptions, type HookOutput, PreToolUseInput, answerOf, mergeSettings, output, questionOf, shellQuote } from '../hooks/claudeCode';
@@ -83,9 +84,10 @@ export const hookHandlers = {
     ctx.stdout.write(JSON.stringify(result) + '\n');
   },
 
-  'hook.install': async (ctx: CliContext, agent: string, opts: { project?: boolean; user?: boolean; print?: boolean; route?: string }, cmd: Command) => {
+  'hook.install': async (ctx: CliContext, agent: string, opts: { project?: boolean; user?: boolean; print?: boolean; route?: string; from?: string }, cmd: Command) => {
     if (agent !== 'claude-code' && agent !== 'cline') throw new AvfsError('InvalidInput', `avfs hook install knows claude-code and cline, not ${JSON.stringify(agent)} (for Codex, see docs/agents.md: it connects over MCP)`, { field: 'agent', value: agent });
     if (opts.project && opts.user) throw new AvfsError('InvalidInput', 'give one of --project or --user', { field: 'project' });
+    if (agent === 'cline' && opts.from !== undefined) throw new AvfsError('InvalidInput', 'a Cline hook cannot route a command into a vault, so there is no --from for cline', { field: 'from' });
     if (agent === 'cline') return installCline(ctx, opts, cmd);
     const file = opts.user ? join(process.env.HOME || homedir(), '.claude', 'settings.json') : join(process.cwd(), '.claude', 'settings.json');
     let settings: Record<string, unknown> = {};
@@ -100,6 +102,12 @@ export const hookHandlers = {
       if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new AvfsError('InvalidInput', `${file} does not hold a JSON object: it was left as it is`, { file });
       settings = doc as Record<string, unknown>;
     }
+    let made: ProjectVault | undefined;
+    if (opts.from !== undefined && !opts.print) {
+      // The vault the hook routes Bash commands into, made from the project the agent works on (or found again).
+      made = await projectVault((m, p) => ctx.call(m, p), { ...(opts.route !== undefined ? { name: opts.route } : {}), dir: opts.from, cwd: process.cwd() });
+      opts.route = made.vault;
+    } else if (opts.from !== undefined) opts.route ??= vaultNameFor(resolve(opts.from));
     const command = `${avfsCommand()} hook claude-code${opts.route !== undefined ? ` --route ${shellQuote(opts.route)}` : ''}`;
     let merged: ReturnType<typeof mergeSettings>;
     try {
@@ -114,8 +122,9 @@ export const hookHandlers = {
       writeFileSync(tmp, text);
       renameSync(tmp, file);
     }
-    const result = { file, action: opts.print ? 'printed' : merged.action, command, settings: merged.settings };
-    ctx.print(cmd, result, () => (opts.print ? text : `${merged.action === 'unchanged' ? 'already installed in' : merged.action === 'added' ? 'added the avfs hook to' : 'updated the avfs hook in'} ${file}\n`));
+    const result = { file, action: opts.print ? 'printed' : merged.action, command, settings: merged.settings, ...(made ? { vault: made } : {}) };
+    const vaultLine = made ? `${made.created ? 'made vault' : 'vault'} ${made.vault} from ${made.source}: Bash commands run there; avfs apply --vault ${made.vault} brings the work back\n` : '';
+    ctx.print(cmd, result, () => (opts.print ? text : `${vaultLine}${merged.action === 'unchanged' ? 'already installed in' : merged.action === 'added' ? 'added the avfs hook to' : 'updated the avfs hook in'} ${file}\n`));
   },
 };
 
