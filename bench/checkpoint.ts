@@ -70,7 +70,7 @@ for (const n of sizes) {
       for (let i = 0; i < 100; i++) vfs.writeFile(`/d${i % Math.ceil(n / 100)}/f${i * 7 % n}.ts`, Buffer.from(`changed ${r}\n`));
     });
     const base = v.checkpoints.get('base');
-    diff.push(time(() => diffTrees(v.db, v.inodes.chunks, { kind: 'checkpoint', id: base.id, name: 'base' }, { kind: 'live' })));
+    diff.push(time(() => diffTrees(v.store, v.inodes.chunks, { kind: 'checkpoint', id: base.id, name: 'base' }, { kind: 'live' })));
     save.push(time(() => v.checkpoints.save({ name: `s${r}` })));
     restore.push(time(() => v.checkpoints.restore('base')));
     restoreCpu.push(lastCpu);

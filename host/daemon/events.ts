@@ -120,10 +120,8 @@ export class ChangeWatcher {
     }
     const since = this.lastSeq.get(name) ?? 0;
     const rows = this.vault(name)
-      .db.prepare<[number, number], { seq: number; op: string; path: string | null; path2: string | null; surface: string }>(
-        'SELECT seq, op, path, path2, surface FROM journal WHERE seq > ? ORDER BY seq LIMIT ?',
-      )
-      .all(since, MAX_PER_NOTICE + 1);
+      .journal.after(since, MAX_PER_NOTICE + 1)
+      .map(({ seq, op, path, path2, surface }) => ({ seq, op, path, path2, surface }));
     if (rows.length === 0) return false;
     const truncated = rows.length > MAX_PER_NOTICE;
     const changes = rows.slice(0, MAX_PER_NOTICE);
@@ -134,7 +132,7 @@ export class ChangeWatcher {
 
   private vault(name: string): Vault {
     let v = this.open.get(name);
-    if (!v || !v.db.open) {
+    if (!v || !v.store.isOpen) {
       v = this.home.open(name, { readonly: true });
       this.open.set(name, v);
     }
@@ -143,7 +141,7 @@ export class ChangeWatcher {
 
   private maxSeq(name: string): number {
     try {
-      return this.vault(name).db.prepare<[], { s: number }>('SELECT COALESCE(MAX(seq), 0) AS s FROM journal').get()?.s ?? 0;
+      return this.vault(name).journal.maxSeq();
     } catch {
       return 0;
     }

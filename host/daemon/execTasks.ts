@@ -17,6 +17,6 @@ export const EXEC_TASKS = {
       return null;
     }),
   'diff.toLive': (ctx: OpsContext, a: { vault: string; from: { id: number; name: string } }): ChangeSummary =>
-    writing(ctx, a.vault, (v) => diffTrees(v.db, v.inodes.chunks, { kind: 'checkpoint', ...a.from }, { kind: 'live' })),
+    writing(ctx, a.vault, (v) => diffTrees(v.store, v.inodes.chunks, { kind: 'checkpoint', ...a.from }, { kind: 'live' })),
 };
 export type ExecTaskName = keyof typeof EXEC_TASKS;

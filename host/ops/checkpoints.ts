@@ -90,7 +90,7 @@ function atCheckpoint<T>(
 ): T {
   const parts = splitPath(checkVaultPath(p.path));
   return reading(ctx, p.vault, (v) => {
-    const tree = new CheckpointTree(v.db, v.inodes.chunks, v.checkpoints.get(p.name));
+    const tree = new CheckpointTree(v.store, v.inodes.chunks, v.checkpoints.get(p.name));
     return fn(tree, tree.lookup(parts, follow));
   });
 }
@@ -121,7 +121,7 @@ export const checkpointOps = {
       const extraRefs = () => descendantRefs(ctx.home, v.name);
       const alone = aloneBytes(ctx, v);
       const r = v.checkpoints.prune({ dryRun: p.dry_run, extraRefs });
-      const gc = p.gc ? collectGarbage(v.db, { dryRun: p.dry_run, extraRefs }) : null;
+      const gc = p.gc ? collectGarbage(v.store, { dryRun: p.dry_run, extraRefs }) : null;
       return {
         dry_run: r.dry_run,
         retention: retentionInfo(r.settings),
@@ -143,8 +143,8 @@ export const checkpointOps = {
     assertNotMounted(ctx.home, vault, 'restore a checkpoint');
     return writing(ctx, vault, (v) => {
       const { checkpoint, undo } = v.checkpoints.restore(p.name, { force: p.force });
-      const changes = diffTrees(v.db, v.inodes.chunks, { kind: 'checkpoint', id: undo.id, name: undo.name }, { kind: 'live' });
-      const dirs = (v.db.prepare('SELECT COUNT(*) AS n FROM inodes WHERE (mode & 61440) = 16384 AND ino != 1').get() as { n: number }).n;
+      const changes = diffTrees(v.store, v.inodes.chunks, { kind: 'checkpoint', id: undo.id, name: undo.name }, { kind: 'live' });
+      const dirs = v.store.countByType().directories;
       return {
         checkpoint: checkpoint.name,
         undo_checkpoint: undo.name,
@@ -162,7 +162,7 @@ export const checkpointOps = {
       return { action: 'delete' as const, name: p.name };
     }),
 
-  'checkpoint/diff': (ctx, p) => reading(ctx, p.vault, (v) => diffTrees(v.db, v.inodes.chunks, treeRef(v, p.from), treeRef(v, p.to), { patch: p.patch })),
+  'checkpoint/diff': (ctx, p) => reading(ctx, p.vault, (v) => diffTrees(v.store, v.inodes.chunks, treeRef(v, p.from), treeRef(v, p.to), { patch: p.patch })),
 
   'checkpoint/stat': (ctx, p) => atCheckpoint(ctx, p, false, (_tree, e) => statOf('/' + splitPath(e.path).join('/'), e.attr, e.target)),
 

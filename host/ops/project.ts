@@ -7,7 +7,6 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AvfsError } from '../protocol/errors';
 import type { ApplyResult, ChangePlan, ProjectBase } from '../protocol/project';
-import { writeTxn } from '../store/db';
 import type { Edit } from '../store/checkpoints';
 import type { PathChange } from '../store/diff';
 import { kindOf } from '../store/inodes';
@@ -93,7 +92,7 @@ function apply(ctx: OpsContext, p: Parameters<OpsTable['project/apply']>[1]): Ap
     // is applied is the vault's tree as it is now (an agent writing meanwhile waits), and an apply
     // that fails or dies half-way leaves the base where it was (the project is rolled back by its
     // journal, commit.ts). No snapshot of the whole tree: the base is edited at the changed paths.
-    return writeTxn(v.db, () => {
+    return v.store.write(() => {
       const since = baseJournalSeq(v);
       const candidates = since === null ? null : v.journal.pathsSince(since);
       const { plan, steps, changes } = planApply(v, base, baseTree, new TreeReader(v, { kind: 'live' }), root, {
@@ -132,7 +131,7 @@ export const projectOps = {
           created_at: new Date().toISOString(),
           moved_at: null,
         };
-        writeTxn(v.db, () => {
+        v.store.write(() => {
           const cp = v.checkpoints.save({ internal: true, prefix: 'base' });
           base.checkpoint = cp.name;
           setBaseJournalSeq(v, cp.journal_seq);

@@ -1,10 +1,8 @@
 /** Whole-vault operations: quotas, stats, garbage collection (across forks), the audit trail. */
 import type { AuditEntry } from '../protocol/changes';
 import type { QuotaStatus } from '../protocol/vault';
-import { writeTxn } from '../store/db';
 import { descendantRefs } from '../store/forks';
 import { collectGarbage } from '../store/gc';
-import type { JournalEntry } from '../store/journal';
 import type { Vault } from '../store/vault';
 import type { OpsTable } from './context';
 import { humanBytes } from './format';
@@ -29,7 +27,7 @@ export const storeOps = {
 
   'quota/set': (ctx, p) =>
     writing(ctx, p.vault, (v) =>
-      writeTxn(v.db, () => {
+      v.store.write(() => {
         v.inodes.quotas.set(p.key, p.value);
         v.journal.append('quota_set', null, { details: { key: p.key, value: p.value } });
         return { action: 'set' as const, key: p.key, value: p.value };
@@ -38,7 +36,7 @@ export const storeOps = {
 
   'quota/clear': (ctx, p) =>
     writing(ctx, p.vault, (v) =>
-      writeTxn(v.db, () => {
+      v.store.write(() => {
         v.inodes.quotas.clear(p.key);
         v.journal.append('quota_clear', null, { details: { key: p.key } });
         return { action: 'clear' as const, key: p.key };
@@ -47,30 +45,28 @@ export const storeOps = {
 
   'vault/stats': (ctx, p) =>
     reading(ctx, p.vault, (v) => {
-      const count = (sql: string) => (v.db.prepare(sql).get() as { n: number }).n;
+      const types = v.store.countByType();
+      const chunks = v.store.chunkStats();
       return {
-        files: count('SELECT COUNT(*) AS n FROM inodes WHERE (mode & 61440) = 32768'),
-        directories: count('SELECT COUNT(*) AS n FROM inodes WHERE (mode & 61440) = 16384 AND ino != 1'),
-        symlinks: count('SELECT COUNT(*) AS n FROM inodes WHERE (mode & 61440) = 40960'),
+        files: types.files,
+        directories: types.directories,
+        symlinks: types.symlinks,
         total_size_bytes: v.inodes.counters().liveBytes,
-        content_chunks: count('SELECT COUNT(*) AS n FROM chunks'),
-        stored_bytes: count('SELECT COALESCE(SUM(LENGTH(data)), 0) AS n FROM chunks'),
-        checkpoints: count('SELECT COUNT(*) AS n FROM checkpoints'),
-        journal_entries: count('SELECT COUNT(*) AS n FROM journal'),
+        content_chunks: chunks.count,
+        stored_bytes: chunks.bytes,
+        checkpoints: v.store.checkpointRows().length,
+        journal_entries: v.journal.count(),
         size_on_disk: ctx.home.sizeOnDisk(v.name),
       };
     }),
 
   /** Keeps every chunk that a fork (or a fork's fork) still reads from this vault. */
   'vault/gc': (ctx, p) =>
-    writing(ctx, p.vault, (v) => collectGarbage(v.db, { dryRun: p.dry_run, extraRefs: () => descendantRefs(ctx.home, v.name) })),
+    writing(ctx, p.vault, (v) => collectGarbage(v.store, { dryRun: p.dry_run, extraRefs: () => descendantRefs(ctx.home, v.name) })),
 
   'audit/list': (ctx, p) =>
     reading(ctx, p.vault, (v) => {
-      const rows = v.db
-        .prepare<[number, number], JournalEntry>('SELECT seq, ts_ms, op, path, path2, size, surface, details FROM journal WHERE ts_ms >= ? ORDER BY seq DESC LIMIT ?')
-        .all(p.since_ms, p.limit);
-      const total = v.db.prepare<[number], { n: number }>('SELECT COUNT(*) AS n FROM journal WHERE ts_ms >= ?').get(p.since_ms)!.n;
+      const { rows, total } = v.journal.recent(p.since_ms, p.limit);
       const entries: AuditEntry[] = rows.map((r) => ({
         id: r.seq,
         timestamp: new Date(r.ts_ms).toISOString(),

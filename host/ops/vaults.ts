@@ -6,7 +6,7 @@
 import { assertNotMounted } from '../fuse/registry';
 import { AvfsError } from '../protocol/errors';
 import type { VaultInfo, VaultSummary } from '../protocol/vault';
-import { readOnlyOnDisk, schemaVersion, tableNames, underWriteLock } from '../store/db';
+import { readOnlyOnDisk, underWriteLock } from '../store/db';
 import { childrenOf, FORK_KEY_PREFIX, parentOf } from '../store/forkLinks';
 import { flattenInto, forkVault } from '../store/forks';
 import type { AvfsHome } from '../store/home';
@@ -56,14 +56,13 @@ export function listVaults(home: AvfsHome): VaultSummary[] {
 
 export function vaultInfo(home: AvfsHome, name: string): VaultInfo {
   return withReader(home, name, (v) => {
-    const chunks = (v.db.prepare('SELECT COUNT(*) AS n FROM chunks').get() as { n: number }).n;
-    // Checkpoints came with schema 2; an older file has none.
-    const checkpoints = tableNames(v.db).has('checkpoints') ? v.checkpoints.list().map((c) => c.name) : [];
+    const chunks = v.store.chunkStats().count;
+    const checkpoints = v.checkpoints.list().map((c) => c.name);
     return {
       ...summaryOf(home, v),
       path: v.file,
       created_at: v.meta('created_at') ?? null,
-      schema_version: schemaVersion(v.db),
+      schema_version: v.store.schemaVersion(),
       chunk_size: Number(v.meta('chunk_size') ?? 0),
       chunks,
       quotas: v.inodes.quotas.get(),
@@ -122,7 +121,7 @@ function forgetFork(home: AvfsHome, parent: string, fork: string): void {
 function upgradeVault(home: AvfsHome, name: string) {
   home.resolve(name);
   const file = home.vaultFile(name);
-  const from = withReader(home, name, (v) => schemaVersion(v.db));
+  const from = withReader(home, name, (v) => v.store.schemaVersion());
   if (from < MIGRATIONS.length) {
     const why = readOnlyOnDisk(file);
     if (why !== undefined) throw new AvfsError('ReadOnly', `cannot upgrade vault ${name}: ${why}`, { vault: name, reason: why });

@@ -5,7 +5,6 @@
  */
 import type { FileType } from '../protocol/vault';
 import { contentDigests, listTree, type Node } from '../store/diff';
-import { readTxn } from '../store/db';
 import { kindOf } from '../store/inodes';
 import type { Vault } from '../store/vault';
 
@@ -16,10 +15,10 @@ export interface TreeDifference {
 }
 
 function manifest(v: Vault): Map<string, { node: Node; digest: string }> {
-  return readTxn(v.db, () => {
-    const digests = contentDigests(v.db, { kind: 'live' });
+  return v.store.read(() => {
+    const digests = contentDigests(v.store, { kind: 'live' });
     const out = new Map<string, { node: Node; digest: string }>();
-    for (const [p, n] of listTree(v.db, { kind: 'live' })) {
+    for (const [p, n] of listTree(v.store, { kind: 'live' })) {
       const k = kindOf(n.mode);
       if (k === 'directory') continue;
       out.set(p, { node: n, digest: k === 'symlink' ? `-> ${n.target}` : `${n.mode & 0o7777}:${n.size}:${digests.get(n.ino) ?? ''}` });

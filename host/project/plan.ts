@@ -84,8 +84,8 @@ export function planApply(
 ): ApplyPlan {
   const hostChecks = opts.hostChecks ?? true;
   // Where the journal says the vault changed since the base, when it can say; else everywhere.
-  const at = opts.candidates ? pathChangesAt(v.db, baseTree.ref, toTree.ref, opts.candidates) : null;
-  const all = selected(at ?? pathChanges(v.db, baseTree.ref, toTree.ref), opts.only);
+  const at = opts.candidates ? pathChangesAt(v.store, baseTree.ref, toTree.ref, opts.candidates) : null;
+  const all = selected(at ?? pathChanges(v.store, baseTree.ref, toTree.ref), opts.only);
   const ignore = new ProjectIgnore(root, base.exclude);
   const ignored: string[] = [];
   const changes = all.filter((c) => {

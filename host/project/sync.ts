@@ -67,8 +67,8 @@ export function planSync(
   const live = new TreeReader(v, { kind: 'live' });
   const ignore = new ProjectIgnore(root, base.exclude);
   const project = scanProject(root, ignore);
-  const baseNodes = listTree(v.db, baseRef);
-  const vaultChanged = new Map(pathChanges(v.db, baseRef, { kind: 'live' }).map((c) => [c.path, c]));
+  const baseNodes = listTree(v.store, baseRef);
+  const vaultChanged = new Map(pathChanges(v.store, baseRef, { kind: 'live' }).map((c) => [c.path, c]));
   const paths = [...new Set([...project.keys(), ...[...baseNodes.keys()].filter((p) => !ignore.ignored(p.slice(1), kindOf(baseNodes.get(p)!.mode) === 'directory'))])].sort();
   const entries: PlannedChange[] = [];
   const conflicts: Array<{ path: string; reason: string }> = [];

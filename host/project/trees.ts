@@ -20,13 +20,13 @@ export class TreeReader {
     private readonly v: Vault,
     readonly ref: TreeRef,
   ) {
-    this.cpTree = ref.kind === 'checkpoint' ? new CheckpointTree(v.db, v.inodes.chunks, v.checkpoints.get(ref.name)) : undefined;
+    this.cpTree = ref.kind === 'checkpoint' ? new CheckpointTree(v.store, v.inodes.chunks, v.checkpoints.get(ref.name)) : undefined;
   }
 
   read(n: Node): Buffer {
     let data = this.cache.get(n.ino);
     if (!data) {
-      data = this.ref.kind === 'live' ? this.v.inodes.readAll(n.ino, n.size) : readTreeFile(this.v.db, this.v.inodes.chunks, this.ref, n.ino, n.size);
+      data = this.ref.kind === 'live' ? this.v.inodes.readAll(n.ino, n.size) : readTreeFile(this.v.store, this.v.inodes.chunks, this.ref, n.ino, n.size);
       this.cache.set(n.ino, data);
     }
     return data;

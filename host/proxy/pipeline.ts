@@ -96,7 +96,7 @@ function storeOf(v: Vault): ExecStore {
     deleteCheckpoint: async (_vault, name) => {
       v.checkpoints.delete(name);
     },
-    diffToLive: async (_vault, from) => diffTrees(v.db, v.inodes.chunks, { kind: 'checkpoint', ...from }, { kind: 'live' }),
+    diffToLive: async (_vault, from) => diffTrees(v.store, v.inodes.chunks, { kind: 'checkpoint', ...from }, { kind: 'live' }),
   };
 }
 

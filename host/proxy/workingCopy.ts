@@ -28,7 +28,6 @@ import { deserialize, serialize } from 'node:v8';
 import type { ChangeSummary } from '../protocol/changes';
 import { AvfsError } from '../protocol/errors';
 import { pidAlive } from '../fuse/registry';
-import { readTxn } from '../store/db';
 import { kindOf, S_IFDIR, S_IFLNK, S_IFREG } from '../store/inodes';
 import { ROOT_INO } from '../store/schema';
 import { makePrivateDir, makePrivateDirOnce, writePrivateFile } from '../store/privateFs';
@@ -166,7 +165,7 @@ export class WorkingCopy {
   prepare(vault: Vault): PrepareResult {
     const id = fs.statSync(vault.file);
     const prior = fs.existsSync(this.marker) ? undefined : this.load();
-    const result = readTxn(vault.db, (): PrepareResult => {
+    const result = vault.store.read((): PrepareResult => {
       const seq = vault.journal.lastSeq();
       const fresh = (entries: Map<string, Entry>): State => ({ version: STATE_VERSION, vault_dev: id.dev, vault_ino: id.ino, seq, entries });
       if (prior && prior.vault_dev === id.dev && prior.vault_ino === id.ino && prior.seq <= seq && fs.existsSync(this.tree)) {
@@ -654,7 +653,7 @@ export class WorkingCopy {
     // What others changed meanwhile comes into the copy now (none of it is the run's).
     let merged = 0;
     if (others.length > 0) {
-      const pulled = readTxn(vault.db, () => this.pull(vault, s.entries, others));
+      const pulled = vault.store.read(() => this.pull(vault, s.entries, others));
       if (pulled === null) {
         writePrivateFile(this.marker, String(process.pid));
         this.save(s);

@@ -11,12 +11,18 @@
  * references), never a scan of every checkpoint's extents. Should checkpoints disappear some other
  * way (a file from another version), the counts are rebuilt from the extents, once.
  */
+import type { CheckpointRefCounts } from './backend';
 import type { Db } from './db';
-import { writeTxn } from './db';
+import { tableNames, writeTxn } from './db';
 import type { ExtraRefs } from './gc';
 
-export class CheckpointRefs {
+/** The SQLite backend's counts (tables cp_refs and cp_counted). */
+export class CheckpointRefs implements CheckpointRefCounts {
   constructor(private readonly db: Db) {}
+
+  available(): boolean {
+    return tableNames(this.db).has('cp_refs');
+  }
 
   /** Whether the counts include every checkpoint and nothing else (reads only). */
   current(): boolean {

@@ -5,9 +5,9 @@
  */
 import { AvfsError, err } from '../protocol/errors';
 import type { ChunkStore } from './chunks';
-import { type Db, readTxn } from './db';
+import type { MetaStore } from './backend';
 import { readTreeFile } from './diff';
-import { type Attr, type InodeRow, kindOf, rowToAttr } from './inodes';
+import { type Attr, kindOf, rowToAttr } from './inodes';
 import { ROOT_INO } from './schema';
 import type { CheckpointRow } from './checkpoints';
 
@@ -25,7 +25,7 @@ export class CheckpointTree {
   private readonly ref;
 
   constructor(
-    private readonly db: Db,
+    private readonly meta: MetaStore,
     private readonly chunks: ChunkStore,
     cp: CheckpointRow,
   ) {
@@ -33,21 +33,21 @@ export class CheckpointTree {
   }
 
   private inode(ino: number): Attr | undefined {
-    const row = this.db.prepare<[number, number], InodeRow>('SELECT * FROM cp_inodes WHERE cp = ? AND ino = ?').get(this.ref.id, ino);
+    const row = this.meta.inode(this.ref.id, ino);
     return row ? rowToAttr(row) : undefined;
   }
 
   private child(parent: number, name: string): number | undefined {
-    return this.db.prepare<[number, number, string], { ino: number }>('SELECT ino FROM cp_dentries WHERE cp = ? AND parent = ? AND name = ?').get(this.ref.id, parent, name)?.ino;
+    return this.meta.child(this.ref.id, parent, name);
   }
 
   private target(ino: number): string | undefined {
-    return this.db.prepare<[number, number], { target: string }>('SELECT target FROM cp_symlinks WHERE cp = ? AND ino = ?').get(this.ref.id, ino)?.target;
+    return this.meta.symlink(this.ref.id, ino);
   }
 
   /** Resolves `parts` (components of an absolute path) from the root; the last symlink is followed only if `follow`. */
   lookup(parts: string[], follow: boolean): TreeEntry {
-    return readTxn(this.db, () => {
+    return this.meta.read(() => {
       let todo = [...parts];
       let dirs: Array<{ ino: number; name: string }> = [];
       let hops = 0;
@@ -85,12 +85,9 @@ export class CheckpointTree {
   /** A directory's entries, sorted by name. */
   entries(dir: TreeEntry): Array<{ name: string; attr: Attr; target: string | undefined }> {
     if (kindOf(dir.attr.mode) !== 'directory') throw err.notDir(dir.path);
-    return readTxn(this.db, () =>
-      this.db
-        .prepare<[number, number], InodeRow & { name: string }>(
-          'SELECT d.name AS name, i.* FROM cp_dentries d JOIN cp_inodes i ON i.cp = d.cp AND i.ino = d.ino WHERE d.cp = ? AND d.parent = ? ORDER BY d.name',
-        )
-        .all(this.ref.id, dir.ino)
+    return this.meta.read(() =>
+      this.meta
+        .childrenAttrs(this.ref.id, dir.ino)
         .map((r) => ({ name: r.name, attr: rowToAttr(r), target: kindOf(r.mode) === 'symlink' ? this.target(r.ino) : undefined })),
     );
   }
@@ -99,6 +96,6 @@ export class CheckpointTree {
     const kind = kindOf(file.attr.mode);
     if (kind === 'directory') throw err.isDir(file.path);
     if (kind !== 'file') throw err.invalidInput(`not a regular file: ${file.path}`, { path: file.path });
-    return readTxn(this.db, () => readTreeFile(this.db, this.chunks, this.ref, file.ino, file.attr.size));
+    return this.meta.read(() => readTreeFile(this.meta, this.chunks, this.ref, file.ino, file.attr.size));
   }
 }

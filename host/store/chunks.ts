@@ -2,9 +2,8 @@
  * Content-addressed chunk storage. A chunk is at most CHUNK_SIZE bytes, named by its SHA-256,
  * stored once per vault file. A fork reads chunks it does not hold from its ancestors' files.
  */
-import type Database from 'better-sqlite3';
 import { AvfsError } from '../protocol/errors';
-import { type Db, sideConnection } from './db';
+import type { ChunkTable, MetaStore } from './backend';
 
 let crypto: typeof import('node:crypto') | undefined;
 
@@ -18,51 +17,25 @@ export function hashChunk(data: Uint8Array): Buffer {
   return crypto.createHash('sha256').update(data).digest();
 }
 
-/**
- * Records in the vault's meta (`damaged`) the first damage found, through this connection or,
- * when it is read-only or in a transaction, a short-lived writable one. Best effort: the error says it anyway.
- */
-function markDamaged(db: Db, what: string): void {
-  const mark = (d: Db) => d.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('damaged', ?)").run(what);
-  try {
-    // Not inside the caller's transaction: the error about to be thrown would roll the mark back.
-    if (!db.readonly && !db.inTransaction) return void mark(db);
-    const w = sideConnection(db.name);
-    try {
-      mark(w);
-    } finally {
-      w.close();
-    }
-  } catch {
-    /* read-only on disk, or busy */
-  }
-}
-
 /** Where chunks this vault does not hold itself are found (a fork's ancestors), nearest first. */
 export interface ChunkFallback {
   getChunk(hash: Buffer): Buffer | undefined;
 }
 
 export class ChunkStore {
-  private readonly getStmt: Database.Statement<[Buffer], { data: Buffer }>;
-  private readonly putStmt: Database.Statement<[Buffer, Uint8Array]>;
-
   constructor(
-    private readonly db: Db,
+    private readonly table: ChunkTable & Pick<MetaStore, 'markDamaged'>,
     private fallback: ChunkFallback | undefined = undefined,
-  ) {
-    this.getStmt = db.prepare('SELECT data FROM chunks WHERE hash = ?');
-    this.putStmt = db.prepare('INSERT OR IGNORE INTO chunks (hash, data) VALUES (?, ?)');
-  }
+  ) {}
 
   setFallback(fallback: ChunkFallback | undefined): void {
     this.fallback = fallback;
   }
 
-  /** Stores `data` (SQLite copies it) unless a chunk with the same hash is already here; returns the hash. */
+  /** Stores `data` (the backend copies it) unless a chunk with the same hash is already here; returns the hash. */
   put(data: Uint8Array): Buffer {
     const hash = hashChunk(data);
-    this.putStmt.run(hash, Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+    this.table.chunkPut(hash, Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength));
     return hash;
   }
 
@@ -73,10 +46,10 @@ export class ChunkStore {
    * same file, read on.
    */
   get(hash: Buffer): Buffer | undefined {
-    const data = this.getStmt.get(hash)?.data ?? this.fallback?.getChunk(hash);
+    const data = this.table.chunkGet(hash) ?? this.fallback?.getChunk(hash);
     if (data && !hashChunk(data).equals(hash)) {
       const hex = hash.toString('hex');
-      markDamaged(this.db, `${new Date().toISOString()} chunk ${hex} does not match its SHA-256`);
+      this.table.markDamaged(`${new Date().toISOString()} chunk ${hex} does not match its SHA-256`);
       throw new AvfsError('StorageError', `damaged vault: a chunk of this file (${hex.slice(0, 16)}…) does not match its SHA-256; its bytes were changed on disk and are not served (other files read on)`, { chunk: hex });
     }
     return data;

@@ -7,67 +7,26 @@ import { TextDecoder } from 'node:util';
 import type { ChangeSummary } from '../protocol/changes';
 import type { FileType } from '../protocol/vault';
 import type { ChunkStore } from './chunks';
-import type { Db } from './db';
-import { readTxn } from './db';
+import { LIVE, type MetaStore, type Node, type TreeId } from './backend';
 import { kindOf } from './inodes';
 import { CHUNK_SIZE } from './schema';
 
 export type TreeRef = { kind: 'live' } | { kind: 'checkpoint'; id: number; name: string };
 
-export interface Node {
-  path: string;
-  ino: number;
-  mode: number;
-  size: number;
-  target: string | null;
-  mtime_s: number;
-  mtime_ns: number;
+export type { Node };
+
+/** The backend's id of a tree. */
+export function treeId(ref: TreeRef): TreeId {
+  return ref.kind === 'live' ? LIVE : ref.id;
 }
 
-function tables(ref: TreeRef): { inodes: string; dentries: string; symlinks: string; extents: string; where: string; params: number[] } {
-  return ref.kind === 'live'
-    ? { inodes: 'inodes', dentries: 'dentries', symlinks: 'symlinks', extents: 'extents', where: '1', params: [] }
-    : { inodes: 'cp_inodes', dentries: 'cp_dentries', symlinks: 'cp_symlinks', extents: 'cp_extents', where: 'cp = ?', params: [ref.id] };
+/** Every path of a tree with its inode, found by walking the entries from the root. */
+export function listTree(meta: MetaStore, ref: TreeRef): Map<string, Node> {
+  return meta.listTree(treeId(ref));
 }
 
-/** Every path of a tree with its inode, found by walking the entries from the root. CROSS JOIN fixes
- * the join order: each directory's entries are looked up by (cp, parent), never scanned. */
-export function listTree(db: Db, ref: TreeRef): Map<string, Node> {
-  const t = tables(ref);
-  const cp = (alias: string) => (ref.kind === 'live' ? '1' : `${alias}.cp = ?`);
-  const sql = `
-    WITH RECURSIVE tree(ino, path) AS (
-      SELECT 1, ''
-      UNION ALL
-      SELECT d.ino, tree.path || '/' || d.name FROM tree CROSS JOIN ${t.dentries} d ON d.parent = tree.ino AND ${cp('d')}
-    )
-    SELECT tree.path AS path, i.ino AS ino, i.mode AS mode, i.size AS size, s.target AS target, i.mtime_s AS mtime_s, i.mtime_ns AS mtime_ns
-    FROM tree CROSS JOIN ${t.inodes} i ON i.ino = tree.ino AND ${cp('i')}
-    LEFT JOIN ${t.symlinks} s ON s.ino = i.ino AND ${cp('s')}
-    WHERE tree.ino != 1`;
-  const params = ref.kind === 'live' ? [] : [ref.id, ref.id, ref.id];
-  const out = new Map<string, Node>();
-  for (const row of db.prepare(sql).all(...params) as Node[]) out.set(row.path, row);
-  return out;
-}
-
-function extentList(db: Db, ref: TreeRef, ino: number): Buffer[] {
-  const t = tables(ref);
-  return (db.prepare(`SELECT hash FROM ${t.extents} WHERE ino = ? AND ${t.where} ORDER BY idx`).all(ino, ...t.params) as Array<{ hash: Buffer }>).map(
-    (r) => r.hash,
-  );
-}
-
-/** Inode numbers whose chunk lists differ between the two trees (same inode number on both sides). */
-function changedContent(db: Db, a: TreeRef, b: TreeRef): Set<number> {
-  const ta = tables(a);
-  const tb = tables(b);
-  const sql = `
-    SELECT ino FROM (SELECT ino, idx, hash FROM ${ta.extents} WHERE ${ta.where} EXCEPT SELECT ino, idx, hash FROM ${tb.extents} WHERE ${tb.where})
-    UNION
-    SELECT ino FROM (SELECT ino, idx, hash FROM ${tb.extents} WHERE ${tb.where} EXCEPT SELECT ino, idx, hash FROM ${ta.extents} WHERE ${ta.where})`;
-  const rows = db.prepare(sql).all(...ta.params, ...tb.params, ...tb.params, ...ta.params) as Array<{ ino: number }>;
-  return new Set(rows.map((r) => r.ino));
+function extentList(meta: MetaStore, ref: TreeRef, ino: number): Buffer[] {
+  return meta.extents(treeId(ref), ino).map((r) => r.hash);
 }
 
 /**
@@ -75,23 +34,18 @@ function changedContent(db: Db, a: TreeRef, b: TreeRef): Set<number> {
  * their bytes, so two vaults (a fork and its source, two forks) hold the same bytes exactly when
  * the lists are equal.
  */
-export function contentDigests(db: Db, ref: TreeRef): Map<number, string> {
-  const t = tables(ref);
-  const sql = `SELECT ino, group_concat(h, ',') AS d FROM (SELECT ino, hex(hash) AS h FROM ${t.extents} WHERE ${t.where} ORDER BY ino, idx) GROUP BY ino`;
-  return new Map((db.prepare(sql).all(...t.params) as Array<{ ino: number; d: string }>).map((r) => [r.ino, r.d]));
+export function contentDigests(meta: MetaStore, ref: TreeRef): Map<number, string> {
+  return meta.contentDigests(treeId(ref));
 }
 
-export function readTreeFile(db: Db, chunks: ChunkStore, ref: TreeRef, ino: number, size: number): Buffer {
-  const t = tables(ref);
+export function readTreeFile(meta: MetaStore, chunks: ChunkStore, ref: TreeRef, ino: number, size: number): Buffer {
   const out = Buffer.alloc(size);
-  const rows = db.prepare(`SELECT idx, hash FROM ${t.extents} WHERE ino = ? AND ${t.where}`).all(ino, ...t.params) as Array<{ idx: number; hash: Buffer }>;
-  for (const { idx, hash } of rows) {
+  for (const { idx, hash } of meta.extents(treeId(ref), ino)) {
     const data = chunks.get(hash);
     if (data) data.copy(out, idx * CHUNK_SIZE, 0, Math.max(0, Math.min(data.length, size - idx * CHUNK_SIZE)));
   }
   return out;
 }
-
 const typeOf = (mode: number): FileType => kindOf(mode) as FileType;
 const octal = (mode: number) => '0' + (mode & 0o7777).toString(8).padStart(3, '0');
 const PATCH_MAX_BYTES = 1024 * 1024;
@@ -119,11 +73,11 @@ export interface PathChange {
  * is its old paths gone and its new ones added, children included), sorted by path. Directories
  * differ by type or permission bits; files by content (chunk hashes) or bits; symlinks by target.
  */
-export function pathChanges(db: Db, from: TreeRef, to: TreeRef): PathChange[] {
-  return readTxn(db, () => {
-    const a = listTree(db, from);
-    const b = listTree(db, to);
-    const sameContent = contentComparer(db, from, to);
+export function pathChanges(meta: MetaStore, from: TreeRef, to: TreeRef): PathChange[] {
+  return meta.read(() => {
+    const a = listTree(meta, from);
+    const b = listTree(meta, to);
+    const sameContent = contentComparer(meta, from, to);
     const same = (x: Node, y: Node): boolean => {
       if (kindOf(x.mode) !== kindOf(y.mode) || (x.mode & 0o7777) !== (y.mode & 0o7777)) return false;
       return kindOf(x.mode) === 'directory' || sameContent(x, y);
@@ -140,15 +94,15 @@ export function pathChanges(db: Db, from: TreeRef, to: TreeRef): PathChange[] {
 }
 
 /** Same content, for two nodes of one kind (x in `from`, y in `to`): sizes, symlink targets, chunk lists. */
-function contentComparer(db: Db, from: TreeRef, to: TreeRef): (x: Node, y: Node) => boolean {
-  const changed = changedContent(db, from, to);
+function contentComparer(meta: MetaStore, from: TreeRef, to: TreeRef): (x: Node, y: Node) => boolean {
+  const changed = meta.changedContent(treeId(from), treeId(to));
   return (x, y) => {
     if (x.size !== y.size) return false;
     if (kindOf(x.mode) === 'symlink') return x.target === y.target;
     if (kindOf(x.mode) !== 'file') return true;
     if (x.ino === y.ino) return !changed.has(x.ino);
-    const ea = extentList(db, from, x.ino);
-    const eb = extentList(db, to, y.ino);
+    const ea = extentList(meta, from, x.ino);
+    const eb = extentList(meta, to, y.ino);
     return ea.length === eb.length && ea.every((h, i) => h.equals(eb[i]!));
   };
 }
@@ -158,20 +112,15 @@ function contentComparer(db: Db, from: TreeRef, to: TreeRef): (x: Node, y: Node)
  * through a symlink in either tree (the change may lie at its target) or a file has hard links
  * (a change under one name is under the others): then only the whole comparison is exact.
  */
-export function pathChangesAt(db: Db, from: TreeRef, to: TreeRef, paths: string[]): PathChange[] | null {
-  return readTxn(db, () => {
+export function pathChangesAt(meta: MetaStore, from: TreeRef, to: TreeRef, paths: string[]): PathChange[] | null {
+  return meta.read(() => {
     const side = (ref: TreeRef) => {
-      const t = tables(ref);
-      const w = ref.kind === 'live' ? '' : ' AND cp = ?';
-      const ps = ref.kind === 'live' ? [] : [ref.id];
-      const child = db.prepare(`SELECT ino FROM ${t.dentries} WHERE parent = ? AND name = ?${w}`);
-      const kids = db.prepare(`SELECT name, ino FROM ${t.dentries} WHERE parent = ?${w}`);
-      const node = db.prepare(
-        `SELECT i.ino AS ino, i.mode AS mode, i.size AS size, i.nlink AS nlink, s.target AS target, i.mtime_s AS mtime_s, i.mtime_ns AS mtime_ns FROM ${t.inodes} i LEFT JOIN ${t.symlinks} s ON s.ino = i.ino${ref.kind === 'live' ? '' : ' AND s.cp = i.cp'} WHERE i.ino = ?${ref.kind === 'live' ? '' : ' AND i.cp = ?'}`,
-      );
+      const tree = treeId(ref);
       const get = (path: string, ino: number): (Node & { nlink: number }) | undefined => {
-        const r = node.get(ino, ...ps) as (Omit<Node, 'path'> & { nlink: number }) | undefined;
-        return r ? { ...r, path } : undefined;
+        const r = meta.inode(tree, ino);
+        if (!r) return undefined;
+        const target = kindOf(r.mode) === 'symlink' ? (meta.symlink(tree, ino) ?? null) : null;
+        return { ino: r.ino, mode: r.mode, size: r.size, nlink: r.nlink, target, mtime_s: r.mtime_s, mtime_ns: r.mtime_ns, path };
       };
       return {
         /** The node at `path`, undefined when absent, null when the way there crosses a symlink. */
@@ -179,15 +128,15 @@ export function pathChangesAt(db: Db, from: TreeRef, to: TreeRef, paths: string[
           let ino = 1;
           const parts = path.split('/').filter(Boolean);
           for (let i = 0; i < parts.length; i++) {
-            const next = child.get(ino, parts[i]!, ...ps) as { ino: number } | undefined;
-            if (!next) return undefined;
-            ino = next.ino;
+            const next = meta.child(tree, ino, parts[i]!);
+            if (next === undefined) return undefined;
+            ino = next;
             if (i < parts.length - 1 && kindOf(get('', ino)?.mode ?? 0) === 'symlink') return null;
           }
           return get(path, ino);
         },
         children(n: Node): Array<Node & { nlink: number }> {
-          return (kids.all(n.ino, ...ps) as Array<{ name: string; ino: number }>).map((k) => get(`${n.path}/${k.name}`, k.ino)!).filter(Boolean);
+          return meta.children(tree, n.ino).map((k) => get(`${n.path}/${k.name}`, k.ino)!).filter(Boolean);
         },
       };
     };
@@ -199,8 +148,8 @@ export function pathChangesAt(db: Db, from: TreeRef, to: TreeRef, paths: string[
       if (x.size !== y.size) return false;
       if (kindOf(x.mode) === 'symlink') return x.target === y.target;
       if (kindOf(x.mode) !== 'file') return true;
-      const ea = extentList(db, from, x.ino);
-      const eb = extentList(db, to, y.ino);
+      const ea = extentList(meta, from, x.ino);
+      const eb = extentList(meta, to, y.ino);
       return ea.length === eb.length && ea.every((h, i) => h.equals(eb[i]!));
     };
     let exact = true;
@@ -229,11 +178,11 @@ export function pathChangesAt(db: Db, from: TreeRef, to: TreeRef, paths: string[
   });
 }
 
-export function diffTrees(db: Db, chunks: ChunkStore, from: TreeRef, to: TreeRef, opts: { patch?: boolean } = {}): ChangeSummary {
-  return readTxn(db, () => {
-    const a = listTree(db, from);
-    const b = listTree(db, to);
-    const sameContent = contentComparer(db, from, to);
+export function diffTrees(meta: MetaStore, chunks: ChunkStore, from: TreeRef, to: TreeRef, opts: { patch?: boolean } = {}): ChangeSummary {
+  return meta.read(() => {
+    const a = listTree(meta, from);
+    const b = listTree(meta, to);
+    const sameContent = contentComparer(meta, from, to);
 
     const summary: ChangeSummary = {
       from: from.kind === 'live' ? 'current' : from.name,
@@ -248,8 +197,8 @@ export function diffTrees(db: Db, chunks: ChunkStore, from: TreeRef, to: TreeRef
     const addPatch = (pathA: string | null, pathB: string | null, x: Node | null, y: Node | null) => {
       if (!opts.patch) return;
       if ((x && kindOf(x.mode) !== 'file') || (y && kindOf(y.mode) !== 'file')) return;
-      const before = x ? asText(readTreeFile(db, chunks, from, x.ino, x.size)) : '';
-      const after = y ? asText(readTreeFile(db, chunks, to, y.ino, y.size)) : '';
+      const before = x ? asText(readTreeFile(meta, chunks, from, x.ino, x.size)) : '';
+      const after = y ? asText(readTreeFile(meta, chunks, to, y.ino, y.size)) : '';
       if (before === undefined || after === undefined) {
         patches.push(`Binary files ${pathA ? 'a' + pathA : '/dev/null'} and ${pathB ? 'b' + pathB : '/dev/null'} differ\n`);
         return;

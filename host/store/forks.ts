@@ -7,14 +7,15 @@
  */
 import { AvfsError } from '../protocol/errors';
 import type { ChunkFallback } from './chunks';
-import { type Db, openDb, readTxn, tableNames, writeTxn } from './db';
+import type { MetaStore } from './backend';
+import { openMeta } from './engine';
 import { childrenOf, descendantsOf, FORK_KEY_PREFIX, parentOf } from './forkLinks';
 import type { AvfsHome } from './home';
 import type { Vault } from './vault';
 
 /** Reads chunks from a vault's ancestors, nearest first, opening each file lazily and read-only. */
 export class AncestorChunks implements ChunkFallback {
-  private readonly open: Array<{ name: string; db: Db; get: (h: Buffer) => { data: Buffer } | undefined }> = [];
+  private readonly open: Array<{ name: string; store: MetaStore }> = [];
   private nextName: string | null;
 
   constructor(
@@ -27,8 +28,8 @@ export class AncestorChunks implements ChunkFallback {
   getChunk(hash: Buffer): Buffer | undefined {
     for (let i = 0; ; i++) {
       if (i === this.open.length && !this.openNext()) return undefined;
-      const hit = this.open[i]!.get(hash);
-      if (hit) return hit.data;
+      const hit = this.open[i]!.store.chunkGet(hash);
+      if (hit) return hit;
     }
   }
 
@@ -38,33 +39,30 @@ export class AncestorChunks implements ChunkFallback {
     if (this.open.some((a) => a.name === name) || this.open.length > 64) {
       throw new AvfsError('StorageError', `fork ancestry loops or is too deep at ${name}`, { vault: name });
     }
-    let db: Db;
+    let store: MetaStore;
     try {
-      db = openDb(this.home.vaultFile(name), { readonly: true, olderSchemaOk: true });
+      store = openMeta(this.home.vaultFile(name), { readonly: true, olderSchemaOk: true });
     } catch (e) {
       throw new AvfsError('StorageError', `fork parent ${name} cannot be opened: ${(e as Error).message}`, { vault: name });
     }
-    const stmt = db.prepare<[Buffer], { data: Buffer }>('SELECT data FROM chunks WHERE hash = ?');
-    this.open.push({ name, db, get: (h) => stmt.get(h) });
-    this.nextName = (db.prepare("SELECT value FROM meta WHERE key = 'parent'").get() as { value: string } | undefined)?.value ?? null;
+    this.open.push({ name, store });
+    this.nextName = store.getMeta('parent') ?? null;
     return true;
   }
 
   close(): void {
-    for (const a of this.open) a.db.close();
+    for (const a of this.open) a.store.close();
     this.open.length = 0;
   }
 }
 
 /** Every chunk hash a vault references, from its live tree and its checkpoints, in one snapshot. */
 export function referencedHashes(home: AvfsHome, name: string): Buffer[] {
-  const db = openDb(home.vaultFile(name), { readonly: true, olderSchemaOk: true });
+  const store = openMeta(home.vaultFile(name), { readonly: true, olderSchemaOk: true });
   try {
-    // Checkpoints (cp_extents) came with schema 2.
-    const sql = tableNames(db).has('cp_extents') ? 'SELECT hash FROM extents UNION SELECT hash FROM cp_extents' : 'SELECT hash FROM extents';
-    return readTxn(db, () => (db.prepare(sql).all() as Array<{ hash: Buffer }>).map((r) => r.hash));
+    return store.read(() => store.referencedHashes());
   } finally {
-    db.close();
+    store.close();
   }
 }
 
@@ -73,51 +71,22 @@ export function descendantRefs(home: AvfsHome, name: string): Buffer[] {
   return descendantsOf(home, name).flatMap((d) => referencedHashes(home, d));
 }
 
-const COPIED_TABLES = ['inodes', 'dentries', 'symlinks', 'extents', 'counters'];
-
-/**
- * A vault made from a project names a base checkpoint (`base.checkpoint`, host/project/base.ts): the
- * fork gets a copy of that one (no other checkpoint), so it has the same base and can be applied.
- */
-function copyBaseCheckpoint(db: Db): void {
-  const names = db.prepare("SELECT DISTINCT value FROM src.meta WHERE key IN ('base.checkpoint', 'base.git_checkpoint')").all() as Array<{ value: string }>;
-  for (const { value: name } of names) {
-    const id = (db.prepare('SELECT id FROM src.checkpoints WHERE name = ?').get(name) as { id: number } | undefined)?.id;
-    if (id === undefined) continue;
-    db.prepare('INSERT INTO main.checkpoints SELECT * FROM src.checkpoints WHERE id = ?').run(id);
-    for (const t of ['cp_inodes', 'cp_dentries', 'cp_symlinks', 'cp_extents']) db.prepare(`INSERT INTO main.${t} SELECT * FROM src.${t} WHERE cp = ?`).run(id);
-  }
-}
-
 /**
  * Creates `name` as a fork of `source`: a new vault file with a copy of the source's tree
  * metadata and quotas, reading the source's chunks through its parent link.
  */
 export function forkVault(home: AvfsHome, source: string, name: string): Vault {
   const src = home.open(source);
+  const backend = src.backend;
   src.close();
-  const fork = home.create(name);
+  // A fork is on its source's backend: it reads the source's chunks.
+  const fork = home.create(name, {}, backend);
   try {
-    const db = fork.db;
-    db.prepare('ATTACH DATABASE ? AS src').run(home.vaultFile(source));
-    try {
-      writeTxn(db, () => {
-        // Writing to the source takes its write lock, so its gc cannot run between this copy and
-        // the commit that records the parent link.
-        // The source also records the fork, so its gc knows its forks even when one cannot be read.
-        db.prepare('INSERT OR REPLACE INTO src.meta (key, value) VALUES (?, ?)').run(FORK_KEY_PREFIX + name, new Date().toISOString());
-        for (const t of COPIED_TABLES) {
-          db.exec(`DELETE FROM main.${t}`);
-          db.exec(`INSERT INTO main.${t} SELECT * FROM src.${t}`);
-        }
-        db.exec("INSERT OR REPLACE INTO main.meta SELECT key, value FROM src.meta WHERE key LIKE 'quota.%' OR key LIKE 'policy.%' OR (key LIKE 'base.%' AND key != 'base.journal_seq')");
-        copyBaseCheckpoint(db);
-        db.prepare("INSERT OR REPLACE INTO main.meta (key, value) VALUES ('parent', ?), ('forked_at', ?)").run(source, new Date().toISOString());
-        fork.journal.append('fork_create', null, { details: { source } });
-      });
-    } finally {
-      db.exec('DETACH DATABASE src');
-    }
+    fork.store.forkFrom(home.vaultFile(source), name, () => {
+      fork.setMeta('parent', source);
+      fork.setMeta('forked_at', new Date().toISOString());
+      fork.journal.append('fork_create', null, { details: { source } });
+    });
     fork.attachAncestors(new AncestorChunks(home, source));
     return fork;
   } catch (e) {
@@ -138,7 +107,7 @@ export function flattenInto(home: AvfsHome, name: string): string[] {
   if (grandparent !== null && children.length > 0) {
     const g = home.open(grandparent);
     try {
-      writeTxn(g.db, () => {
+      g.store.write(() => {
         for (const child of children) g.setMeta(FORK_KEY_PREFIX + child, new Date().toISOString());
       });
     } finally {
@@ -150,20 +119,21 @@ export function flattenInto(home: AvfsHome, name: string): string[] {
     for (const v of [child, ...descendantsOf(home, child)]) for (const h of referencedHashes(home, v)) needed.add(h.toString('hex'));
     const c = home.open(child);
     try {
-      c.db.prepare('ATTACH DATABASE ? AS par').run(home.vaultFile(name));
+      const par = openMeta(home.vaultFile(name), { readonly: true, olderSchemaOk: true });
       try {
-        writeTxn(c.db, () => {
-          c.db.exec('CREATE TEMP TABLE IF NOT EXISTS flatten_need (hash BLOB PRIMARY KEY) WITHOUT ROWID');
-          c.db.exec('DELETE FROM flatten_need');
-          const ins = c.db.prepare('INSERT OR IGNORE INTO flatten_need (hash) VALUES (?)');
-          for (const h of needed) ins.run(Buffer.from(h, 'hex'));
-          c.db.exec('INSERT OR IGNORE INTO main.chunks (hash, data) SELECT p.hash, p.data FROM par.chunks p JOIN flatten_need n ON n.hash = p.hash');
-          c.db.exec('DELETE FROM flatten_need');
-          c.setMeta('parent', grandparent);
-          c.journal.append('fork_flatten', null, { details: { from: name, new_parent: grandparent } });
-        });
+        c.store.write(() =>
+          par.read(() => {
+            for (const h of needed) {
+              const hash = Buffer.from(h, 'hex');
+              const data = par.chunkGet(hash);
+              if (data) c.store.chunkPut(hash, data);
+            }
+            c.setMeta('parent', grandparent);
+            c.journal.append('fork_flatten', null, { details: { from: name, new_parent: grandparent } });
+          }),
+        );
       } finally {
-        c.db.exec('DETACH DATABASE par');
+        par.close();
       }
     } finally {
       c.close();

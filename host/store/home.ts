@@ -6,6 +6,7 @@ import { closeSync, existsSync, lstatSync, readdirSync, readFileSync, rmdirSync,
 import { join } from 'node:path';
 import { AvfsError } from '../protocol/errors';
 import type { Quotas } from '../protocol/vault';
+import type { BackendKind } from './backend';
 import { VAULT_NAME_RE } from '../protocol/names';
 import { FORKS_RECORDED_KEY } from './forkLinks';
 import { AncestorChunks } from './forks';
@@ -73,7 +74,7 @@ export class AvfsHome {
   }
 
   /** Creates a vault; the file is claimed with O_EXCL so two creators cannot both succeed. */
-  create(name: string, quotas: Partial<Quotas> = {}): Vault {
+  create(name: string, quotas: Partial<Quotas> = {}, backend: BackendKind = 'sqlite'): Vault {
     const file = this.vaultFile(name);
     this.ensure();
     let fd: number;
@@ -87,7 +88,7 @@ export class AvfsHome {
     }
     closeSync(fd);
     try {
-      const v = store().Vault.create(name, file);
+      const v = store().Vault.create(name, file, 'cli', backend);
       // A new vault has made no forks yet: its fork record is complete from here on.
       v.setMeta(FORKS_RECORDED_KEY, new Date().toISOString());
       for (const [k, val] of Object.entries(quotas)) {

@@ -6,10 +6,9 @@
  */
 import { AvfsError } from '../protocol/errors';
 import { ChunkStore } from './chunks';
-import type { Db } from './db';
-import { preparedOnUse, writeTxn } from './db';
 import { QuotaBook } from './quota';
 import { CHUNK_SIZE, ROOT_INO } from './schema';
+import { LIVE, type MetaStore } from './backend';
 
 export const S_IFMT = 0o170000;
 export const S_IFREG = 0o100000;
@@ -130,83 +129,28 @@ const defaultGid = typeof process.getgid === 'function' ? process.getgid() : 0;
 export class InodeStore {
   readonly chunks: ChunkStore;
   readonly quotas: QuotaBook;
-  private readonly s;
 
-  constructor(readonly db: Db) {
-    this.chunks = new ChunkStore(db);
-    this.quotas = new QuotaBook(db);
-    const p = <P extends unknown[], R = unknown>(sql: string) => () => db.prepare<P, R>(sql);
-    this.s = preparedOnUse({
-      getInode: p<[number], InodeRow>('SELECT * FROM inodes WHERE ino = ?'),
-      lookup: p<[number, string], { ino: number }>('SELECT ino FROM dentries WHERE parent = ? AND name = ?'),
-      lookupAttr: p<[number, string], InodeRow>(
-        'SELECT i.* FROM dentries d JOIN inodes i ON i.ino = d.ino WHERE d.parent = ? AND d.name = ?',
-      ),
-      readdirAttrs: p<[number], InodeRow & { name: string }>(
-        'SELECT d.name AS name, i.* FROM dentries d JOIN inodes i ON i.ino = d.ino WHERE d.parent = ? ORDER BY d.name',
-      ),
-      readdir: p<[number], Dirent>('SELECT name, ino FROM dentries WHERE parent = ? ORDER BY name'),
-      hasChildren: p<[number], { x: number }>('SELECT 1 AS x FROM dentries WHERE parent = ? LIMIT 1'),
-      insertInode: p<[number, number, number, number, number, number, number, number, number, number, number, number]>(
-        `INSERT INTO inodes (ino, mode, uid, gid, nlink, size, atime_s, atime_ns, mtime_s, mtime_ns, ctime_s, ctime_ns)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ),
-      insertDentry: p<[number, string, number]>('INSERT INTO dentries (parent, name, ino) VALUES (?, ?, ?)'),
-      deleteDentry: p<[number, string]>('DELETE FROM dentries WHERE parent = ? AND name = ?'),
-      moveDentry: p<[number, string, number, string]>(
-        'UPDATE dentries SET parent = ?, name = ? WHERE parent = ? AND name = ?',
-      ),
-      deleteInode: p<[number]>('DELETE FROM inodes WHERE ino = ?'),
-      deleteExtents: p<[number]>('DELETE FROM extents WHERE ino = ?'),
-      deleteExtentsFrom: p<[number, number]>('DELETE FROM extents WHERE ino = ? AND idx >= ?'),
-      deleteSymlink: p<[number]>('DELETE FROM symlinks WHERE ino = ?'),
-      insertSymlink: p<[number, string]>('INSERT INTO symlinks (ino, target) VALUES (?, ?)'),
-      readlink: p<[number], { target: string }>('SELECT target FROM symlinks WHERE ino = ?'),
-      extent: p<[number, number], { hash: Buffer }>('SELECT hash FROM extents WHERE ino = ? AND idx = ?'),
-      extentsRange: p<[number, number, number], { idx: number; hash: Buffer }>(
-        'SELECT idx, hash FROM extents WHERE ino = ? AND idx >= ? AND idx <= ? ORDER BY idx',
-      ),
-      upsertExtent: p<[number, number, Buffer]>('INSERT OR REPLACE INTO extents (ino, idx, hash) VALUES (?, ?, ?)'),
-      copyExtents: p<[number, number]>('INSERT INTO extents (ino, idx, hash) SELECT ?, idx, hash FROM extents WHERE ino = ?'),
-      setSize: p<[number, number, number, number, number, number]>(
-        'UPDATE inodes SET size = ?, mtime_s = ?, mtime_ns = ?, ctime_s = ?, ctime_ns = ? WHERE ino = ?',
-      ),
-      setNlink: p<[number, number, number, number]>('UPDATE inodes SET nlink = ?, ctime_s = ?, ctime_ns = ? WHERE ino = ?'),
-      touchMC: p<[number, number, number, number, number]>(
-        'UPDATE inodes SET mtime_s = ?, mtime_ns = ?, ctime_s = ?, ctime_ns = ? WHERE ino = ?',
-      ),
-      touchC: p<[number, number, number]>('UPDATE inodes SET ctime_s = ?, ctime_ns = ? WHERE ino = ?'),
-      setAttrs: p<[number, number, number, number, number, number, number, number, number, number]>(
-        `UPDATE inodes SET mode = ?, uid = ?, gid = ?, atime_s = ?, atime_ns = ?, mtime_s = ?, mtime_ns = ?,
-         ctime_s = ?, ctime_ns = ? WHERE ino = ?`,
-      ),
-      counters: p<[], { live_bytes: number; live_inodes: number; next_ino: number }>(
-        'SELECT live_bytes, live_inodes, next_ino FROM counters WHERE id = 1',
-      ),
-      addBytes: p<[number]>('UPDATE counters SET live_bytes = live_bytes + ? WHERE id = 1'),
-      addInodes: p<[number]>('UPDATE counters SET live_inodes = live_inodes + ? WHERE id = 1'),
-      takeIno: p<[], { ino: number }>(
-        'UPDATE counters SET next_ino = next_ino + 1, live_inodes = live_inodes + 1 WHERE id = 1 RETURNING next_ino - 1 AS ino',
-      ),
-    });
+  constructor(readonly meta: MetaStore) {
+    this.chunks = new ChunkStore(meta);
+    this.quotas = new QuotaBook(meta);
   }
 
   /** Writes the root directory and counters into a freshly migrated vault. */
   initialize(): void {
-    writeTxn(this.db, () => {
-      if (this.s.getInode.get(ROOT_INO)) return;
+    this.meta.write(() => {
+      if (this.meta.inode(LIVE, ROOT_INO)) return;
       const [s, ns] = split(nowNs());
-      this.s.insertInode.run(ROOT_INO, S_IFDIR | 0o755, defaultUid, defaultGid, 2, 0, s, ns, s, ns, s, ns);
-      this.db.prepare('INSERT INTO counters (id, live_bytes, live_inodes, next_ino) VALUES (1, 0, 0, ?)').run(ROOT_INO + 1);
-      this.db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('chunk_size', ?)").run(String(CHUNK_SIZE));
-      this.db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('created_at', ?)").run(new Date().toISOString());
+      this.meta.insertInode(ROOT_INO, S_IFDIR | 0o755, defaultUid, defaultGid, 2, 0, s, ns);
+      this.meta.initCounters(ROOT_INO + 1);
+      this.meta.setMeta('chunk_size', String(CHUNK_SIZE));
+      this.meta.setMeta('created_at', new Date().toISOString());
     });
   }
 
   private readonly liveBytes = (): number => this.counters().liveBytes;
 
   counters(): { liveBytes: number; liveInodes: number } {
-    const c = this.s.counters.get();
+    const c = this.meta.counters();
     if (!c) throw new AvfsError('StorageError', 'vault file has no counters row (not initialised)');
     return { liveBytes: c.live_bytes, liveInodes: c.live_inodes };
   }
@@ -214,7 +158,7 @@ export class InodeStore {
   // ---- reading ----
 
   getattr(ino: number): Attr | undefined {
-    const r = this.s.getInode.get(ino);
+    const r = this.meta.inode(LIVE, ino);
     return r ? rowToAttr(r) : undefined;
   }
 
@@ -225,30 +169,30 @@ export class InodeStore {
   }
 
   lookup(parent: number, name: string): number | undefined {
-    return this.s.lookup.get(parent, name)?.ino;
+    return this.meta.child(LIVE, parent, name);
   }
 
   /** The attributes of `parent/name` in one statement, or undefined. */
   lookupAttr(parent: number, name: string): Attr | undefined {
-    const r = this.s.lookupAttr.get(parent, name);
+    const r = this.meta.childAttr(parent, name);
     return r ? rowToAttr(r) : undefined;
   }
 
   readdir(ino: number): Dirent[] {
-    return this.s.readdir.all(ino);
+    return this.meta.children(LIVE, ino);
   }
 
   /** A directory's entries with their attributes, sorted by name, in one statement. */
   readdirAttrs(ino: number): Array<{ name: string; attr: Attr }> {
-    return this.s.readdirAttrs.all(ino).map((r) => ({ name: r.name, attr: rowToAttr(r) }));
+    return this.meta.childrenAttrs(LIVE, ino).map((r) => ({ name: r.name, attr: rowToAttr(r) }));
   }
 
   hasChildren(ino: number): boolean {
-    return this.s.hasChildren.get(ino) !== undefined;
+    return this.meta.hasChildren(ino);
   }
 
   readlink(ino: number): string | undefined {
-    return this.s.readlink.get(ino)?.target;
+    return this.meta.symlink(LIVE, ino);
   }
 
   /** Reads up to `length` bytes at `offset`; holes and the tail of short chunks read as zeros. */
@@ -259,7 +203,7 @@ export class InodeStore {
     const out = Buffer.alloc(end - offset);
     const first = Math.floor(offset / CHUNK_SIZE);
     const last = Math.floor((end - 1) / CHUNK_SIZE);
-    for (const { idx, hash } of this.s.extentsRange.all(ino, first, last)) {
+    for (const { idx, hash } of this.meta.extents(LIVE, ino, first, last)) {
       const data = this.chunks.get(hash);
       if (!data) throw new AvfsError('StorageError', `missing chunk ${hash.toString('hex')} of inode ${ino}`, { ino });
       const chunkStart = idx * CHUNK_SIZE;
@@ -279,9 +223,9 @@ export class InodeStore {
 
   /** Creates an inode and links it as `parent/name`. The caller has checked that the name is free. */
   create(parent: number, name: string, spec: NewInode): Attr {
-    return writeTxn(this.db, () => {
+    return this.meta.write(() => {
       this.quotas.checkInodes(() => this.counters().liveInodes, 1, spec.pathForErrors);
-      const ino = this.s.takeIno.get()!.ino;
+      const ino = this.meta.takeIno();
       const now = nowNs();
       const [s, ns] = split(now);
       const isDir = (spec.mode & S_IFMT) === S_IFDIR;
@@ -294,9 +238,9 @@ export class InodeStore {
       const gid = inherit ? pa.gid : (spec.gid ?? defaultGid);
       const mode = inherit && isDir ? spec.mode | S_ISGID : spec.mode;
       const nlink = isDir ? 2 : 1;
-      this.s.insertInode.run(ino, mode, uid, gid, nlink, size, s, ns, s, ns, s, ns);
-      if (spec.target !== undefined) this.s.insertSymlink.run(ino, spec.target);
-      this.s.insertDentry.run(parent, name, ino);
+      this.meta.insertInode(ino, mode, uid, gid, nlink, size, s, ns);
+      if (spec.target !== undefined) this.meta.insertSymlink(ino, spec.target);
+      this.meta.insertDentry(parent, name, ino);
       this.touchDir(parent, isDir ? 1 : 0, now);
       return { ino, mode, uid, gid, nlink, size, atime: now, mtime: now, ctime: now };
     });
@@ -304,12 +248,12 @@ export class InodeStore {
 
   /** Adds another name for a non-directory inode (a hard link). */
   link(ino: number, parent: number, name: string): Attr {
-    return writeTxn(this.db, () => {
+    return this.meta.write(() => {
       const a = this.mustGetattr(ino);
       const now = nowNs();
       const [s, ns] = split(now);
-      this.s.insertDentry.run(parent, name, ino);
-      this.s.setNlink.run(a.nlink + 1, s, ns, ino);
+      this.meta.insertDentry(parent, name, ino);
+      this.meta.setNlink(ino, a.nlink + 1, s, ns);
       this.touchDir(parent, 0, now);
       return this.mustGetattr(ino);
     });
@@ -320,18 +264,18 @@ export class InodeStore {
    * (unless `keepOrphan`: FUSE keeps an unlinked-but-open file until its last handle closes).
    */
   unlink(parent: number, name: string, opts: { keepOrphan?: boolean } = {}): { ino: number; freed: boolean } {
-    return writeTxn(this.db, () => {
+    return this.meta.write(() => {
       const ino = this.lookup(parent, name);
       if (ino === undefined) throw new AvfsError('NotFound', `no entry ${name} in inode ${parent}`);
       const a = this.mustGetattr(ino);
       const isDir = kindOf(a.mode) === 'directory';
-      this.s.deleteDentry.run(parent, name);
+      this.meta.deleteDentry(parent, name);
       const now = nowNs();
       this.touchDir(parent, isDir ? -1 : 0, now);
       const remaining = isDir ? 0 : a.nlink - 1;
       if (remaining > 0 || opts.keepOrphan) {
         const [s, ns] = split(now);
-        this.s.setNlink.run(Math.max(remaining, 0), s, ns, ino);
+        this.meta.setNlink(ino, Math.max(remaining, 0), s, ns);
         if (remaining > 0) return { ino, freed: false };
       }
       if (opts.keepOrphan && !isDir) return { ino, freed: false };
@@ -342,18 +286,18 @@ export class InodeStore {
 
   /** Drops an inode whose last name is gone (an orphan kept open, or a just-unlinked file). */
   dropInode(a: Attr): void {
-    writeTxn(this.db, () => {
-      if (kindOf(a.mode) === 'file') this.s.addBytes.run(-a.size);
-      this.s.deleteExtents.run(a.ino);
-      this.s.deleteSymlink.run(a.ino);
-      this.s.deleteInode.run(a.ino);
-      this.s.addInodes.run(-1);
+    this.meta.write(() => {
+      if (kindOf(a.mode) === 'file') this.meta.addBytes(-a.size);
+      this.meta.deleteExtents(a.ino);
+      this.meta.deleteSymlink(a.ino);
+      this.meta.deleteInode(a.ino);
+      this.meta.addInodes(-1);
     });
   }
 
   /** Frees the inode if it has no names left (an unlinked file whose last handle closed). */
   releaseOrphan(ino: number): void {
-    writeTxn(this.db, () => {
+    this.meta.write(() => {
       const a = this.getattr(ino);
       if (a && a.nlink === 0 && kindOf(a.mode) !== 'directory') this.dropInode(a);
     });
@@ -364,17 +308,17 @@ export class InodeStore {
    * The caller has checked type compatibility and that a replaced directory is empty.
    */
   rename(srcParent: number, srcName: string, dstParent: number, dstName: string): void {
-    writeTxn(this.db, () => {
+    this.meta.write(() => {
       const ino = this.lookup(srcParent, srcName);
       if (ino === undefined) throw new AvfsError('NotFound', `no entry ${srcName}`);
       const existing = this.lookup(dstParent, dstName);
       if (existing === ino) return;
       if (existing !== undefined) this.unlink(dstParent, dstName);
-      this.s.moveDentry.run(dstParent, dstName, srcParent, srcName);
+      this.meta.moveDentry(srcParent, srcName, dstParent, dstName);
       const now = nowNs();
       const isDir = kindOf(this.mustGetattr(ino).mode) === 'directory';
       const [s, ns] = split(now);
-      this.s.touchC.run(s, ns, ino);
+      this.meta.touchC(ino, s, ns);
       this.touchDir(srcParent, isDir && srcParent !== dstParent ? -1 : 0, now);
       if (dstParent !== srcParent) this.touchDir(dstParent, isDir ? 1 : 0, now);
     });
@@ -384,7 +328,7 @@ export class InodeStore {
 
   /** Writes `data` at `offset`, growing the file (with a hole if past the end). */
   write(ino: number, offset: number, data: Uint8Array, pathForErrors: string): Attr {
-    return writeTxn(this.db, () => {
+    return this.meta.write(() => {
       const a = this.mustGetattr(ino);
       const end = offset + data.length;
       const newSize = Math.max(a.size, end);
@@ -403,60 +347,60 @@ export class InodeStore {
           const oldLen = Math.max(0, Math.min(CHUNK_SIZE, a.size - idx * CHUNK_SIZE));
           const merged = Buffer.alloc(Math.max(oldLen, inChunk + n));
           if (oldLen > 0) {
-            const h = this.s.extent.get(ino, idx)?.hash;
+            const h = this.meta.extent(ino, idx);
             const old = h ? this.chunks.get(h) : undefined;
             if (old) old.copy(merged, 0, 0, Math.min(old.length, oldLen));
           }
           merged.set(data.subarray(pos, pos + n), inChunk);
           chunk = merged;
         }
-        this.s.upsertExtent.run(ino, idx, this.chunks.put(chunk));
+        this.meta.upsertExtent(ino, idx, this.chunks.put(chunk));
         pos += n;
       }
       const [s, ns] = split(nowNs());
-      this.s.setSize.run(newSize, s, ns, s, ns, ino);
-      if (newSize !== a.size) this.s.addBytes.run(newSize - a.size);
+      this.meta.setSize(ino, newSize, s, ns);
+      if (newSize !== a.size) this.meta.addBytes(newSize - a.size);
       return { ...a, size: newSize };
     });
   }
 
   /** Sets the file's size: drops chunks past the end, trims a partial last chunk, or leaves a hole. */
   truncate(ino: number, size: number, pathForErrors: string): Attr {
-    return writeTxn(this.db, () => {
+    return this.meta.write(() => {
       const a = this.mustGetattr(ino);
       this.quotas.checkBytes(this.liveBytes, size - a.size, size, a.size, pathForErrors);
       if (size < a.size) {
         const keep = Math.ceil(size / CHUNK_SIZE);
-        this.s.deleteExtentsFrom.run(ino, keep);
+        this.meta.deleteExtentsFrom(ino, keep);
         const tail = size % CHUNK_SIZE;
         if (tail !== 0) {
           // Trim the last chunk so that growing the file again reads zeros, not old bytes.
           const idx = keep - 1;
-          const h = this.s.extent.get(ino, idx)?.hash;
+          const h = this.meta.extent(ino, idx);
           const old = h ? this.chunks.get(h) : undefined;
-          if (old && old.length > tail) this.s.upsertExtent.run(ino, idx, this.chunks.put(old.subarray(0, tail)));
+          if (old && old.length > tail) this.meta.upsertExtent(ino, idx, this.chunks.put(old.subarray(0, tail)));
         }
       }
       const [s, ns] = split(nowNs());
-      this.s.setSize.run(size, s, ns, s, ns, ino);
-      if (size !== a.size) this.s.addBytes.run(size - a.size);
+      this.meta.setSize(ino, size, s, ns);
+      if (size !== a.size) this.meta.addBytes(size - a.size);
       return { ...a, size };
     });
   }
 
   /** Replaces the whole content of a file (`known`: its attributes, when the caller has them). */
   writeAll(ino: number, data: Uint8Array, pathForErrors: string, known?: Attr): Attr {
-    return writeTxn(this.db, () => {
+    return this.meta.write(() => {
       const a = known ?? this.mustGetattr(ino);
       this.quotas.checkBytes(this.liveBytes, data.length - a.size, data.length, a.size, pathForErrors);
-      if (a.size > 0) this.s.deleteExtents.run(ino);
+      if (a.size > 0) this.meta.deleteExtents(ino);
       for (let off = 0, idx = 0; off < data.length; off += CHUNK_SIZE, idx++) {
-        this.s.upsertExtent.run(ino, idx, this.chunks.put(data.subarray(off, off + CHUNK_SIZE)));
+        this.meta.upsertExtent(ino, idx, this.chunks.put(data.subarray(off, off + CHUNK_SIZE)));
       }
       const now = nowNs();
       const [s, ns] = split(now);
-      this.s.setSize.run(data.length, s, ns, s, ns, ino);
-      if (data.length !== a.size) this.s.addBytes.run(data.length - a.size);
+      this.meta.setSize(ino, data.length, s, ns);
+      if (data.length !== a.size) this.meta.addBytes(data.length - a.size);
       return { ...a, size: data.length, mtime: now, ctime: now };
     });
   }
@@ -464,20 +408,20 @@ export class InodeStore {
   /** Makes `dst`'s content the same as `src`'s by sharing chunks (no bytes are copied). */
   copyContent(src: number, dst: number, pathForErrors: string): void {
     if (src === dst) return;
-    writeTxn(this.db, () => {
+    this.meta.write(() => {
       const a = this.mustGetattr(src);
       const d = this.mustGetattr(dst);
       this.quotas.checkBytes(this.liveBytes, a.size - d.size, a.size, d.size, pathForErrors);
-      this.s.deleteExtents.run(dst);
-      this.s.copyExtents.run(dst, src);
+      this.meta.deleteExtents(dst);
+      this.meta.copyExtents(src, dst);
       const [s, ns] = split(nowNs());
-      this.s.setSize.run(a.size, s, ns, s, ns, dst);
-      this.s.addBytes.run(a.size - d.size);
+      this.meta.setSize(dst, a.size, s, ns);
+      this.meta.addBytes(a.size - d.size);
     });
   }
 
   setattr(ino: number, attrs: SetAttr): Attr {
-    return writeTxn(this.db, () => {
+    return this.meta.write(() => {
       const a = this.mustGetattr(ino);
       const mode = attrs.mode === undefined ? a.mode : (a.mode & S_IFMT) | (attrs.mode & 0o7777);
       const atime = attrs.atime ?? a.atime;
@@ -485,7 +429,7 @@ export class InodeStore {
       const [as, ans] = split(atime);
       const [ms, mns] = split(mtime);
       const [cs, cns] = split(nowNs());
-      this.s.setAttrs.run(mode, attrs.uid ?? a.uid, attrs.gid ?? a.gid, as, ans, ms, mns, cs, cns, ino);
+      this.meta.setAttrs(ino, mode, attrs.uid ?? a.uid, attrs.gid ?? a.gid, as, ans, ms, mns, cs, cns);
       return this.mustGetattr(ino);
     });
   }
@@ -494,8 +438,8 @@ export class InodeStore {
     const [s, ns] = split(now);
     if (subdirDelta !== 0) {
       const a = this.mustGetattr(dir);
-      this.s.setNlink.run(a.nlink + subdirDelta, s, ns, dir);
+      this.meta.setNlink(dir, a.nlink + subdirDelta, s, ns);
     }
-    this.s.touchMC.run(s, ns, s, ns, dir);
+    this.meta.touchMC(dir, s, ns);
   }
 }

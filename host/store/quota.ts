@@ -6,31 +6,22 @@
  */
 import { AvfsError } from '../protocol/errors';
 import type { QuotaKey, Quotas } from '../protocol/vault';
-import type { Db } from './db';
+import type { MetaStore } from './backend';
 
 export const QUOTA_KEYS: readonly QuotaKey[] = ['max_size_mb', 'max_files', 'max_file_size_mb'];
 const MiB = 1024 * 1024;
 
 export class QuotaBook {
-  private readonly readAll;
-  private readonly setStmt;
-  private readonly clearStmt;
-  private readonly dataVersion;
-  /** Quotas as last read, and the `data_version` they were read at (it moves when another connection commits). */
+  /** Quotas as last read, and the change version they were read at (it moves when another connection commits). */
   private cached: { version: number; quotas: Quotas } | undefined;
 
-  constructor(private readonly db: Db) {
-    this.readAll = db.prepare<[], { key: string; value: string }>("SELECT key, value FROM meta WHERE key LIKE 'quota.%'");
-    this.setStmt = db.prepare<[string, string]>('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)');
-    this.clearStmt = db.prepare<[string]>('DELETE FROM meta WHERE key = ?');
-    this.dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
-  }
+  constructor(private readonly meta: MetaStore) {}
 
   get(): Quotas {
-    const version = this.dataVersion.get()!;
+    const version = this.meta.changeVersion();
     if (this.cached?.version === version) return this.cached.quotas;
     const q: Quotas = { max_size_mb: null, max_files: null, max_file_size_mb: null };
-    for (const row of this.readAll.all()) {
+    for (const row of this.meta.metaWithPrefix('quota.')) {
       const key = row.key.slice('quota.'.length) as QuotaKey;
       if (QUOTA_KEYS.includes(key)) q[key] = Number(row.value);
     }
@@ -39,12 +30,12 @@ export class QuotaBook {
   }
 
   set(key: QuotaKey, value: number): void {
-    this.setStmt.run(`quota.${key}`, String(value));
+    this.meta.setMeta(`quota.${key}`, String(value));
     this.cached = undefined;
   }
 
   clear(key: QuotaKey): void {
-    this.clearStmt.run(`quota.${key}`);
+    this.meta.setMeta(`quota.${key}`, null);
     this.cached = undefined;
   }
 

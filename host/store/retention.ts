@@ -11,11 +11,11 @@
  */
 import { DEFAULT_HOLD_RECENT_MS, DEFAULT_RETENTION, formatAge, RetentionSettings } from '../protocol/retention';
 import type { CheckpointRow } from './checkpoints';
-import type { Db } from './db';
+import type { MetaStore } from './backend';
 import type { Journal } from './journal';
 
 const SETTINGS_KEY = 'checkpoint_retention';
-const RUN_ENDS = "'exec_result', 'exec_failed'";
+const RUN_ENDS = ['exec_result', 'exec_failed'];
 
 export interface HeldCheckpoint {
   row: CheckpointRow;
@@ -32,8 +32,8 @@ export interface RetentionPlan {
   prune: CheckpointRow[];
 }
 
-export function readRetention(db: Db): RetentionSettings {
-  const raw = db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?').get(SETTINGS_KEY)?.value;
+export function readRetention(db: MetaStore): RetentionSettings {
+  const raw = db.getMeta(SETTINGS_KEY);
   if (raw === undefined) return DEFAULT_RETENTION;
   let parsed: unknown;
   try {
@@ -46,22 +46,21 @@ export function readRetention(db: Db): RetentionSettings {
   return r.success ? r.data : { keep_last: null, max_age_ms: null, hold_recent_ms: DEFAULT_HOLD_RECENT_MS };
 }
 
-export function writeRetention(db: Db, journal: Journal, settings: RetentionSettings): void {
-  db.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)').run(SETTINGS_KEY, JSON.stringify(settings));
+export function writeRetention(db: MetaStore, journal: Journal, settings: RetentionSettings): void {
+  db.setMeta(SETTINGS_KEY, JSON.stringify(settings));
   journal.append('checkpoint_retention', null, { details: settings });
 }
 
 /** The names the vault's settings hold (a project's base, the base of `vault create --from`). */
-function namedBySettings(db: Db): Set<string> {
-  return new Set(db.prepare<[], { value: string }>("SELECT value FROM meta WHERE key LIKE '%checkpoint'").all().map((r) => r.value));
+function namedBySettings(db: MetaStore): Set<string> {
+  return new Set(db.metaWithPrefix('').filter((r) => r.key.endsWith('checkpoint')).map((r) => r.value));
 }
 
 /** Names restores since `since` restored or saved as undo points, newest first until older. */
-function recentlyRestored(db: Db, since: number): Set<string> {
+function recentlyRestored(db: MetaStore, since: number): Set<string> {
   const out = new Set<string>();
-  const rows = db.prepare<[], { ts_ms: number; details: string | null }>("SELECT ts_ms, details FROM journal WHERE op = 'checkpoint_restore' ORDER BY seq DESC").iterate();
-  for (const r of rows) {
-    if (r.ts_ms < since) break;
+  for (const r of db.journalRecent(since, Number.MAX_SAFE_INTEGER).rows) {
+    if (r.op !== 'checkpoint_restore') continue;
     try {
       const d = JSON.parse(r.details ?? '{}') as { checkpoint?: unknown; undo?: unknown };
       for (const n of [d.checkpoint, d.undo]) if (typeof n === 'string') out.add(n);
@@ -78,8 +77,9 @@ function recentlyRestored(db: Db, since: number): Set<string> {
  * naming the run or the checkpoint. A trail trimmed past the save entry holds nothing: the run is
  * long over.
  */
-function runHold(db: Db, row: CheckpointRow, since: number, recent: string): string | null {
-  const save = db.prepare<[number], { details: string | null }>("SELECT details FROM journal WHERE seq = ? AND op = 'checkpoint_save'").get(row.journal_seq + 1);
+function runHold(db: MetaStore, row: CheckpointRow, since: number, recent: string): string | null {
+  const next = db.journalAfter(row.journal_seq, 1)[0];
+  const save = next && next.seq === row.journal_seq + 1 && next.op === 'checkpoint_save' ? next : undefined;
   let run: string | null = null;
   try {
     const d = JSON.parse(save?.details ?? '{}') as { run?: unknown };
@@ -87,18 +87,22 @@ function runHold(db: Db, row: CheckpointRow, since: number, recent: string): str
   } catch {
     /* an entry another version wrote */
   }
-  const end = db
-    .prepare<[number, string, string], { ts_ms: number }>(
-      `SELECT ts_ms FROM journal WHERE seq > ? AND op IN (${RUN_ENDS}) AND (json_extract(details, '$.id') = ? OR json_extract(details, '$.checkpoint') = ?) ORDER BY seq LIMIT 1`,
-    )
-    .get(row.journal_seq, run ?? '', row.name);
+  const end = db.journalAfter(row.journal_seq).find((r) => {
+    if (!RUN_ENDS.includes(r.op)) return false;
+    try {
+      const d = JSON.parse(r.details ?? '{}') as { id?: unknown; checkpoint?: unknown };
+      return d.id === (run ?? '') || d.checkpoint === row.name;
+    } catch {
+      return false;
+    }
+  });
   if (!end) return run !== null && save ? `the run ${run} that took it has not ended` : null;
   if (end.ts_ms >= since) return `its run ended less than ${recent} ago`;
   return null;
 }
 
 /** What the settings keep, hold and prune now. `autos`: the automatic checkpoints, oldest first. */
-export function planRetention(db: Db, autos: CheckpointRow[], settings: RetentionSettings, now = Date.now()): RetentionPlan {
+export function planRetention(db: MetaStore, autos: CheckpointRow[], settings: RetentionSettings, now = Date.now()): RetentionPlan {
   const plan: RetentionPlan = { settings, kept: [], held: [], prune: [] };
   if (settings.keep_last === null && settings.max_age_ms === null) return { ...plan, kept: autos };
   const lastFrom = settings.keep_last === null ? Infinity : autos.length - settings.keep_last;

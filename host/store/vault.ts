@@ -1,10 +1,13 @@
-/** One open vault file: its database, inode layer and journal. */
+/** One open vault file: its backend, inode layer, checkpoints and journal. */
 import { lstatSync } from 'node:fs';
 import { AvfsError } from '../protocol/errors';
 import { BackgroundCheckpointer } from './checkpointer';
 import { Checkpoints } from './checkpoints';
 import type { ChunkFallback } from './chunks';
-import { createDbFile, type Db, fileReplaced, openDb, readOnlyOnDisk } from './db';
+import type { BackendKind, MetaStore } from './backend';
+import { type Db, readOnlyOnDisk } from './db';
+import { createMeta, openMeta } from './engine';
+import { SqliteMeta } from './sqlite';
 import { InodeStore } from './inodes';
 import { Journal, type Surface } from './journal';
 
@@ -26,14 +29,25 @@ export class Vault {
   private constructor(
     readonly name: string,
     readonly file: string,
-    readonly db: Db,
+    /** The backend: the vault's metadata and chunks. */
+    readonly store: MetaStore,
     /** Why the vault cannot be written (read-only open, or read-only on disk); undefined if it can. */
     readonly readonlyReason: string | undefined,
     surface: Surface,
   ) {
-    this.inodes = new InodeStore(db);
-    this.journal = new Journal(db, surface);
-    this.checkpoints = new Checkpoints(db, this.journal, this.inodes.quotas);
+    this.inodes = new InodeStore(store);
+    this.journal = new Journal(store, surface);
+    this.checkpoints = new Checkpoints(store, this.journal, this.inodes.quotas);
+  }
+
+  get backend(): BackendKind {
+    return this.store.kind;
+  }
+
+  /** The SQLite connection of a SQLite vault (for tests that look inside the file). */
+  get db(): Db {
+    if (!(this.store instanceof SqliteMeta)) throw new AvfsError('NotSupported', `vault ${this.name} is not a SQLite vault`, { vault: this.name });
+    return this.store.db;
   }
 
   /** For a fork: where the chunks it does not hold are read from. */
@@ -51,13 +65,13 @@ export class Vault {
     // lstat: a dangling symlink in the vault's place is an unreadable vault (StorageError from openDb), not a missing one.
     if (!lstatSync(file, { throwIfNoEntry: false })) throw new AvfsError('VaultNotFound', `vault not found: ${name}`, { vault: name });
     const reason = opts.readonly ? 'the vault is open read-only' : readOnlyOnDisk(file);
-    const db = openDb(file, { readonly: reason !== undefined, olderSchemaOk: !!opts.readonly && !!opts.olderSchemaOk });
-    return new Vault(name, file, db, reason, opts.surface ?? 'cli');
+    const meta = openMeta(file, { readonly: reason !== undefined, olderSchemaOk: !!opts.readonly && !!opts.olderSchemaOk });
+    return new Vault(name, file, meta, reason, opts.surface ?? 'cli');
   }
 
-  static create(name: string, file: string, surface: Surface = 'cli'): Vault {
-    const db = createDbFile(file);
-    const v = new Vault(name, file, db, undefined, surface);
+  static create(name: string, file: string, surface: Surface = 'cli', backend: BackendKind = 'sqlite'): Vault {
+    const meta = createMeta(file, backend);
+    const v = new Vault(name, file, meta, undefined, surface);
     v.inodes.initialize();
     return v;
   }
@@ -67,17 +81,16 @@ export class Vault {
   }
 
   meta(key: string): string | undefined {
-    return this.db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?').get(key)?.value;
+    return this.store.getMeta(key);
   }
 
   setMeta(key: string, value: string | null): void {
-    if (value === null) this.db.prepare('DELETE FROM meta WHERE key = ?').run(key);
-    else this.db.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)').run(key, value);
+    this.store.setMeta(key, value);
   }
 
-  /** For long-lived processes: move WAL checkpoints (and their syncs) off the writers' commits. */
+  /** For long-lived processes (SQLite): move WAL checkpoints (and their syncs) off the writers' commits. */
   startBackgroundCheckpoints(): void {
-    if (!this.checkpointer && !this.readonly) this.checkpointer = new BackgroundCheckpointer(this.db, this.file);
+    if (!this.checkpointer && !this.readonly && this.store instanceof SqliteMeta) this.checkpointer = new BackgroundCheckpointer(this.store.db, this.file);
   }
 
   close(): void {
@@ -86,6 +99,6 @@ export class Vault {
     this.ancestors?.close();
     this.ancestors = undefined;
     // A connection to a deleted vault is left to the process's end (see fileReplaced).
-    if (this.db.open && !fileReplaced(this.db)) this.db.close();
+    if (this.store.isOpen && !this.store.fileReplaced()) this.store.close();
   }
 }

@@ -6,8 +6,7 @@
  * layer inside that transaction, and the journal is written here.
  */
 import { AvfsError, err } from '../protocol/errors';
-import type { Transaction } from 'better-sqlite3';
-import { writeTxn } from '../store/db';
+import { LIVE, type MetaStore } from '../store/backend';
 import { type Attr, kindOf, type Owner, S_IFREG } from '../store/inodes';
 import { checkNewName, NAME_MAX } from './paths';
 import { CHUNK_SIZE, ROOT_INO } from '../store/schema';
@@ -22,31 +21,15 @@ export interface DirentPlus {
 export class FileIo {
   /** Paths as the kernel hands them (normalised, no symlinks inside) → inode. */
   private readonly cache = new Map<string, number>();
-  /** SQLite's data_version when the cache was last known valid: it moves when another connection commits. */
+  /** The store's change version when the cache was last known valid: it moves when another connection commits. */
   private cacheVersion = -1;
   private quotaVersion = -1;
   private byteQuota = false;
-  private readonly q;
+  private readonly store: MetaStore;
 
   constructor(readonly vfs: Vfs) {
-    const db = vfs.vault.db;
-    // A long-lived server connection: read pages through mmap and keep a bigger page cache
-    // (per connection; the vault file is unchanged).
-    db.pragma('mmap_size = 268435456');
-    db.pragma('cache_size = -65536');
-    this.q = {
-      savepoint: db.prepare('SAVEPOINT avfs_op'),
-      release: db.prepare('RELEASE avfs_op'),
-      rollbackTo: db.prepare('ROLLBACK TO avfs_op'),
-      dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
-      readdirPlus: db.prepare<[number], DirentPlus>(
-        'SELECT d.name AS name, d.ino AS ino, i.mode AS mode FROM dentries d JOIN inodes i ON i.ino = d.ino WHERE d.parent = ? ORDER BY d.name',
-      ),
-      extents: db.prepare<[number, number, number], { idx: number; hash: Buffer }>(
-        'SELECT idx, hash FROM extents WHERE ino = ? AND idx >= ? AND idx <= ? ORDER BY idx',
-      ),
-      orphans: db.prepare<[], { ino: number }>('SELECT ino FROM inodes WHERE nlink = 0 AND ino != 1'),
-    };
+    this.store = vfs.vault.store;
+    this.store.tuneForServer();
   }
 
   get readonly(): boolean {
@@ -70,21 +53,21 @@ export class FileIo {
    * then share one SQLite commit. Readers in other processes see the group when it commits.
    */
   batch<T>(fn: () => T): T {
-    const db = this.vfs.vault.db;
-    if (this.readonly || this.batchWindowMs <= 0) return fn();
-    if (!db.inTransaction) {
-      db.exec('BEGIN IMMEDIATE');
+    const groups = this.store.groups;
+    if (this.readonly || this.batchWindowMs <= 0 || !groups) return fn();
+    if (!this.store.inTransaction) {
+      groups.begin();
       this.batchTimer = setTimeout(() => this.commitOrRollBack(), this.batchWindowMs);
     }
-    this.q.savepoint.run();
+    groups.savepoint();
     this.batchDepth++;
     try {
       const out = fn();
-      this.q.release.run();
+      groups.release();
       return out;
     } catch (e) {
-      this.q.rollbackTo.run();
-      this.q.release.run();
+      groups.rollbackTo();
+      groups.release();
       this.invalidate();
       throw e;
     } finally {
@@ -101,8 +84,7 @@ export class FileIo {
       this.commit();
     } catch (e) {
       this.onCommitError?.(e);
-      const db = this.vfs.vault.db;
-      if (db.open && db.inTransaction) db.exec('ROLLBACK');
+      this.store.groups?.rollback();
       this.invalidate();
     }
   }
@@ -114,8 +96,7 @@ export class FileIo {
     if (this.batchTimer) clearTimeout(this.batchTimer);
     this.batchTimer = undefined;
     this.batchOps = 0;
-    const db = this.vfs.vault.db;
-    if (db.open && db.inTransaction) db.exec('COMMIT');
+    this.store.groups?.commit();
   }
 
   /** Forgets every cached path (after this process renamed or removed names). */
@@ -124,7 +105,7 @@ export class FileIo {
   }
 
   private checkVersion(): void {
-    const v = this.q.dataVersion.get() ?? 0;
+    const v = this.store.changeVersion();
     if (v !== this.cacheVersion) {
       this.cache.clear();
       this.cacheVersion = v;
@@ -188,7 +169,7 @@ export class FileIo {
   }
 
   readdir(ino: number): DirentPlus[] {
-    return this.q.readdirPlus.all(ino);
+    return this.store.childrenModes(ino);
   }
 
   /** Opens an existing regular file: refuses directories, and writing on a read-only vault. */
@@ -231,14 +212,10 @@ export class FileIo {
 
   /** Copies up to `length` bytes at `offset` of `ino` into `dst`; returns how many (0 at EOF). */
   readInto(ino: number, offset: number, length: number, dst: Buffer): number {
-    const db = this.vfs.vault.db;
-    if (db.inTransaction) return this.readIntoNow(ino, offset, length, dst);
-    // One snapshot for size and extents; the transaction function is built once.
-    this.readIntoTxn ??= db.transaction((i: number, o: number, l: number, d: Buffer) => this.readIntoNow(i, o, l, d));
-    return this.readIntoTxn.deferred(ino, offset, length, dst);
+    if (this.store.inTransaction) return this.readIntoNow(ino, offset, length, dst);
+    // One snapshot for size and extents.
+    return this.store.read(() => this.readIntoNow(ino, offset, length, dst));
   }
-
-  private readIntoTxn: Transaction<(i: number, o: number, l: number, d: Buffer) => number> | undefined;
 
   private readIntoNow(ino: number, offset: number, length: number, dst: Buffer): number {
     {
@@ -251,7 +228,7 @@ export class FileIo {
       dst.fill(0, 0, n);
       const first = Math.floor(offset / CHUNK_SIZE);
       const last = Math.floor((end - 1) / CHUNK_SIZE);
-      for (const { idx, hash } of this.q.extents.all(ino, first, last)) {
+      for (const { idx, hash } of this.store.extents(LIVE, ino, first, last)) {
         const data = this.vfs.inodes.chunks.get(hash);
         if (!data) throw err.invalidInput(`missing chunk of inode ${ino}`);
         const chunkStart = idx * CHUNK_SIZE;
@@ -297,15 +274,15 @@ export class FileIo {
 
   /** Frees an orphan once its last handle is closed. */
   releaseOrphan(ino: number): void {
-    writeTxn(this.vfs.vault.db, () => this.vfs.inodes.releaseOrphan(ino));
+    this.vfs.vault.store.write(() => this.vfs.inodes.releaseOrphan(ino));
   }
 
   /** Frees orphans that a crashed process left behind; only safe while nothing else has the vault mounted. */
   sweepOrphans(): number {
     if (this.readonly) return 0;
-    return writeTxn(this.vfs.vault.db, () => {
+    return this.vfs.vault.store.write(() => {
       let n = 0;
-      for (const { ino } of this.q.orphans.all()) {
+      for (const ino of this.store.orphans()) {
         const a = this.vfs.inodes.getattr(ino);
         if (a && kindOf(a.mode) !== 'directory') {
           this.vfs.inodes.dropInode(a);
@@ -318,7 +295,7 @@ export class FileIo {
 
   /** Whether a byte quota is set (then writes go straight to the store, so the writer sees EDQUOT). */
   hasByteQuota(): boolean {
-    const v = this.q.dataVersion.get() ?? 0;
+    const v = this.store.changeVersion();
     if (v !== this.quotaVersion) {
       const q = this.vfs.inodes.quotas.get();
       this.byteQuota = q.max_size_mb !== null || q.max_file_size_mb !== null;

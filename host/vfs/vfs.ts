@@ -5,7 +5,6 @@
  */
 import { AvfsError, err } from '../protocol/errors';
 import type { DirEntry, FileType, Stat } from '../protocol/vault';
-import { readTxn, writeTxn } from '../store/db';
 import { type Attr, kindOf, type Owner, S_IFDIR, S_IFIFO, S_IFLNK, S_IFMT, S_IFREG, S_IFSOCK, type SetAttr } from '../store/inodes';
 import { ROOT_INO } from '../store/schema';
 import type { Vault } from '../store/vault';
@@ -202,7 +201,7 @@ export class Vfs {
   // ---- reading ----
 
   stat(path: string, follow = true): Stat {
-    return readTxn(this.vault.db, () => {
+    return this.vault.store.read(() => {
       const r = this.resolve(path, follow);
       return this.toStat(r.path, r.attr);
     });
@@ -214,7 +213,7 @@ export class Vfs {
 
   /** Directory entries with their attributes, sorted by name (`.`/`..` are not listed). */
   readdir(path: string): DirEntry[] {
-    return readTxn(this.vault.db, () => {
+    return this.vault.store.read(() => {
       const dir = this.resolve(path, true);
       if (kindOf(dir.attr.mode) !== 'directory') throw err.notDir(dir.path);
       return this.inodes.readdirAttrs(dir.ino).map(({ name, attr: a }) => dirEntryOf(name, a, kindOf(a.mode) === 'symlink' ? this.inodes.readlink(a.ino) : undefined));
@@ -223,7 +222,7 @@ export class Vfs {
 
   /** Just the names in a directory, sorted (what `ls` without `-l` needs). */
   readdirNames(path: string): string[] {
-    return readTxn(this.vault.db, () => {
+    return this.vault.store.read(() => {
       const dir = this.resolve(path, true);
       if (kindOf(dir.attr.mode) !== 'directory') throw err.notDir(dir.path);
       return this.inodes.readdir(dir.ino).map((e) => e.name);
@@ -231,7 +230,7 @@ export class Vfs {
   }
 
   readFile(path: string): Buffer {
-    return readTxn(this.vault.db, () => {
+    return this.vault.store.read(() => {
       const r = this.resolve(path, true);
       this.mustBeFile(r);
       return this.inodes.readAll(r.ino, r.attr.size);
@@ -239,7 +238,7 @@ export class Vfs {
   }
 
   read(path: string, offset: number, length: number): Buffer {
-    return readTxn(this.vault.db, () => {
+    return this.vault.store.read(() => {
       const r = this.resolve(path, true);
       this.mustBeFile(r);
       return this.inodes.read(r.ino, offset, length, r.attr.size);
@@ -552,7 +551,7 @@ export class Vfs {
   /** Runs a mutation: refuses it on a read-only vault, else runs it in one IMMEDIATE transaction. */
   mutate<T>(path: string, fn: () => T): T {
     if (this.readonly) throw err.readOnly(path, this.vault.readonlyReason);
-    return writeTxn(this.vault.db, fn);
+    return this.vault.store.write(fn);
   }
 
   private mustBeFile(r: Resolved): void {

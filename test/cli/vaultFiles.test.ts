@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { ERROR_TABLE } from '../../host/protocol/errors';
 import { InodeStore } from '../../host/store/inodes';
+import { SqliteMeta } from '../../host/store/sqlite';
 import { MIGRATIONS } from '../../host/store/schema';
 import { runCli, runJson, tempDir, unprivileged } from '../helpers';
 
@@ -147,7 +148,7 @@ describe('read-only commands never change a vault file', () => {
     db.pragma('journal_mode = WAL');
     db.exec(MIGRATIONS[0]!);
     db.pragma('user_version = 1');
-    const inodes = new InodeStore(db);
+    const inodes = new InodeStore(new SqliteMeta(db));
     inodes.initialize();
     const f = inodes.create(1, 'old.txt', { mode: 0o100644, pathForErrors: '/old.txt' });
     inodes.writeAll(f.ino, Buffer.from('from an older avfs'), '/old.txt');

@@ -71,9 +71,9 @@ test('alone bytes match the definition through saves, deletes, restores and a fo
   const ids = v.checkpoints.list().filter((c) => c.name !== 'd').map((c) => c.id);
   v.checkpoints.refs.sync();
   const together = v.checkpoints.refs.together(ids);
-  const orphans = collectGarbage(v.db, { dryRun: true }).bytes_freed;
+  const orphans = collectGarbage(v.store, { dryRun: true }).bytes_freed;
   for (const c of v.checkpoints.list()) if (c.name !== 'd') v.checkpoints.delete(c.name);
-  assert.equal(collectGarbage(v.db).bytes_freed, together + orphans);
+  assert.equal(collectGarbage(v.store).bytes_freed, together + orphans);
   check('after deleting all but d');
 
   // A fork's trees hold chunks too: given as extra references, they are not alone.
@@ -111,6 +111,6 @@ test('gc frees what a dry-run prune said the pruned checkpoints held', () => {
   assert.equal(v.checkpoints.list().length, 5);
   const done = v.checkpoints.prune();
   assert.equal(done.freed_bytes, dry.freed_bytes);
-  assert.equal(collectGarbage(v.db).bytes_freed, dry.freed_bytes);
+  assert.equal(collectGarbage(v.store).bytes_freed, dry.freed_bytes);
   assert.deepEqual(nonZero(v.checkpoints.aloneBytes()), slowAlone(v));
 });

@@ -121,7 +121,7 @@ describe('checkpoints', () => {
     vfs.rm('/d/renamed-sub/link');
     vfs.symlink('edit.txt', '/d/renamed-sub/link');
 
-    const s = diffTrees(vfs.vault.db, vfs.inodes.chunks, cpRef(vfs, 'before-script'), liveRef, { patch: true });
+    const s = diffTrees(vfs.vault.store, vfs.inodes.chunks, cpRef(vfs, 'before-script'), liveRef, { patch: true });
     const paths = (xs: Array<{ path: string }>) => xs.map((x) => x.path).filter((p) => p.startsWith('/d') || p === '/fresh').sort();
     assert.deepEqual(paths(s.added), ['/d/new.txt', '/d/renamed-sub/link']);
     assert.deepEqual(paths(s.deleted), ['/d/gone.txt', '/d/over-src.txt', '/d/sub/link']);
@@ -139,9 +139,9 @@ describe('checkpoints', () => {
 
     // Checkpoint to checkpoint, and back: the reverse diff swaps added and deleted.
     cps.save({ name: 'after-script' });
-    const back = diffTrees(vfs.vault.db, vfs.inodes.chunks, cpRef(vfs, 'after-script'), cpRef(vfs, 'before-script'));
+    const back = diffTrees(vfs.vault.store, vfs.inodes.chunks, cpRef(vfs, 'after-script'), cpRef(vfs, 'before-script'));
     assert.deepEqual(paths(back.deleted), ['/d/new.txt', '/d/renamed-sub/link']);
-    const none = diffTrees(vfs.vault.db, vfs.inodes.chunks, cpRef(vfs, 'after-script'), liveRef);
+    const none = diffTrees(vfs.vault.store, vfs.inodes.chunks, cpRef(vfs, 'after-script'), liveRef);
     assert.deepEqual([none.added, none.deleted, none.modified, none.renamed], [[], [], [], []]);
   });
 
@@ -153,10 +153,10 @@ describe('checkpoints', () => {
       cps.save({ name: `churn-${i}` });
     }
     const stored = () => (vfs.vault.db.prepare('SELECT COALESCE(SUM(LENGTH(data)), 0) AS n FROM chunks').get() as { n: number }).n;
-    collectGarbage(vfs.vault.db);
+    collectGarbage(vfs.vault.store);
     assert.ok(stored() > 10 * 1024 * 1024, 'checkpoints keep their chunks through gc');
     for (const c of cps.list()) cps.delete(c.name);
-    const gc = collectGarbage(vfs.vault.db);
+    const gc = collectGarbage(vfs.vault.store);
     assert.ok(gc.bytes_freed >= 8 * 1024 * 1024);
     const live = vfs.inodes.counters().liveBytes;
     assert.ok(stored() <= live * 1.05 + 64 * 1024, `stored ${stored()} is near live ${live}`);
@@ -194,11 +194,11 @@ describe('forks', () => {
     // The parent drops the big file and collects garbage: its descendants still need those chunks.
     main.rm('/big.bin');
     const { descendantRefs } = await import('../../host/store/forks');
-    collectGarbage(main.vault.db, { extraRefs: () => descendantRefs(home, 'main') });
+    collectGarbage(main.vault.store, { extraRefs: () => descendantRefs(home, 'main') });
     assert.deepEqual(grand.readFile('/big.bin'), big);
     assert.deepEqual(fork.readFile('/big.bin'), big);
     // Without asking the descendants, gc would have freed them: the test above is not vacuous.
-    const dry = collectGarbage(main.vault.db, { dryRun: true });
+    const dry = collectGarbage(main.vault.store, { dryRun: true });
     assert.ok(dry.bytes_freed >= big.length);
 
     // Flatten main into its fork, delete main: the forks still read everything.
@@ -306,14 +306,14 @@ describe('a checkpoint edited in place (a project base moving forward)', () => {
     assert.equal(amended.name, base.name, 'the same checkpoint, edited');
     assert.equal(amended.journal_seq, 12345);
     for (const cp of [amended, derived]) {
-      const s = diffTrees(vfs.vault.db, vfs.inodes.chunks, cpRef(vfs, cp.name), liveRef);
+      const s = diffTrees(vfs.vault.store, vfs.inodes.chunks, cpRef(vfs, cp.name), liveRef);
       assert.deepEqual([...s.added, ...s.modified, ...s.deleted], [], `${cp.name} holds the live tree`);
     }
     assert.equal(amended.file_count, derived.file_count);
     assert.equal(amended.total_bytes, derived.total_bytes);
     // The edit of one hard link's path is seen at the other (one inode), and /d/keep.txt was never touched.
     vfs.writeFile('/d/keep.txt', Buffer.from('changed later'));
-    const later = diffTrees(vfs.vault.db, vfs.inodes.chunks, cpRef(vfs, base.name), liveRef);
+    const later = diffTrees(vfs.vault.store, vfs.inodes.chunks, cpRef(vfs, base.name), liveRef);
     assert.deepEqual(later.modified.map((m) => m.path), ['/d/keep.txt']);
     assert.throws(() => cps.amend(cps.save({ name: 'mine' }).name, edits), (e: AvfsError) => e.kind === 'Internal', 'a user checkpoint is never edited');
   });

@@ -29,13 +29,13 @@ test('a one-byte edit of a large file stores about one chunk, not the file again
   assert.equal(stored(vfs.vault.db) - s1, growth);
 
   // The replaced chunk is garbage until gc reclaims it.
-  const gc = collectGarbage(vfs.vault.db);
+  const gc = collectGarbage(vfs.vault.store);
   assert.equal(gc.orphans_deleted, 1);
   assert.deepEqual(vfs.readFile('/big.bin'), data);
   assert.deepEqual(vfs.readFile('/copy.bin'), data);
   vfs.rm('/big.bin');
   vfs.rm('/copy.bin');
-  const gc2 = collectGarbage(vfs.vault.db);
+  const gc2 = collectGarbage(vfs.vault.store);
   assert.equal(stored(vfs.vault.db), 0);
   assert.ok(gc2.bytes_freed >= 64 * MiB);
   assert.equal(vfs.vault.db.pragma('integrity_check', { simple: true }), 'ok');

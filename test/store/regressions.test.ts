@@ -129,7 +129,7 @@ describe('checkpoints and forks', () => {
     p.rm('/blob');
     fs.writeFileSync(home.vaultFile('f'), 'not a database any more');
     const extraRefs = () => descendantRefs(home, 'p');
-    assert.equal(kindOf(() => collectGarbage(p.vault.db, { extraRefs })), 'StorageError');
+    assert.equal(kindOf(() => collectGarbage(p.vault.store, { extraRefs })), 'StorageError');
     assert.ok((p.vault.db.prepare('SELECT COUNT(*) AS n FROM chunks').get() as { n: number }).n > 0, 'no chunk was freed');
     p.vault.close();
   });

@@ -55,7 +55,7 @@ describe('FIFOs and sockets in a vault', () => {
     vfs.rm('/run/pipe');
     vfs.mknod('/run/new-pipe', S_IFIFO | 0o600);
     vfs.setattr('/run/sock', { mode: 0o700 });
-    const d = diffTrees(vfs.vault.db, vfs.inodes.chunks, { kind: 'checkpoint', id: cp.id, name: cp.name }, { kind: 'live' });
+    const d = diffTrees(vfs.vault.store, vfs.inodes.chunks, { kind: 'checkpoint', id: cp.id, name: cp.name }, { kind: 'live' });
     assert.deepEqual(d.added, [{ path: '/run/new-pipe', type: 'fifo', size: 0 }]);
     assert.deepEqual(d.deleted, [{ path: '/run/pipe', type: 'fifo', size: 0 }]);
     assert.deepEqual(

@@ -1,0 +1,543 @@
+/**
+ * The SQLite backend: the metadata and the chunks of a vault in one SQLite file (schema.ts), on
+ * better-sqlite3 (db.ts opens it). Statements are prepared on first use; trees are tables
+ * (`inodes`, …) for the live tree and `cp_*` tables keyed by checkpoint id for the others.
+ */
+import type { ChunkTable, Counters, DirentMode, GroupCommit, JournalRow, MetaStore, Node, TreeId } from './backend';
+import { LIVE } from './backend';
+import { CheckpointRefs } from './checkpointRefs';
+import type { CheckpointRow } from './checkpoints';
+import { type Db, fileReplaced, preparedOnUse, readTxn, schemaVersion, sideConnection, tableNames, writeTxn } from './db';
+import { FORK_KEY_PREFIX } from './forkLinks';
+import type { Dirent, InodeRow } from './inodes';
+
+const INODE_COLS = 'ino, mode, uid, gid, nlink, size, atime_s, atime_ns, mtime_s, mtime_ns, ctime_s, ctime_ns';
+const CP_TABLES = ['cp_inodes', 'cp_dentries', 'cp_symlinks', 'cp_extents'];
+
+type Tables = { inodes: string; dentries: string; symlinks: string; extents: string; where: string; params: number[] };
+function tables(tree: TreeId): Tables {
+  return tree === LIVE
+    ? { inodes: 'inodes', dentries: 'dentries', symlinks: 'symlinks', extents: 'extents', where: '1', params: [] }
+    : { inodes: 'cp_inodes', dentries: 'cp_dentries', symlinks: 'cp_symlinks', extents: 'cp_extents', where: 'cp = ?', params: [tree] };
+}
+
+export class SqliteMeta implements MetaStore, ChunkTable {
+  readonly kind = 'sqlite' as const;
+  private readonly s;
+  private groupCommit: GroupCommit | undefined;
+  private checkpointRefs: CheckpointRefs | undefined;
+
+  constructor(readonly db: Db) {
+    const p = <P extends unknown[], R = unknown>(sql: string) => () => db.prepare<P, R>(sql);
+    this.s = preparedOnUse({
+      getMeta: p<[string], { value: string }>('SELECT value FROM meta WHERE key = ?'),
+      setMeta: p<[string, string]>('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)'),
+      delMeta: p<[string]>('DELETE FROM meta WHERE key = ?'),
+      metaLike: p<[string], { key: string; value: string }>("SELECT key, value FROM meta WHERE key LIKE ? ESCAPE '\\'"),
+      dataVersion: () => db.prepare<[], number>('PRAGMA data_version').pluck(),
+      getInode: p<[number], InodeRow>('SELECT * FROM inodes WHERE ino = ?'),
+      getCpInode: p<[number, number], InodeRow>('SELECT * FROM cp_inodes WHERE cp = ? AND ino = ?'),
+      lookup: p<[number, string], { ino: number }>('SELECT ino FROM dentries WHERE parent = ? AND name = ?'),
+      cpLookup: p<[number, number, string], { ino: number }>('SELECT ino FROM cp_dentries WHERE cp = ? AND parent = ? AND name = ?'),
+      lookupAttr: p<[number, string], InodeRow>('SELECT i.* FROM dentries d JOIN inodes i ON i.ino = d.ino WHERE d.parent = ? AND d.name = ?'),
+      readdirAttrs: p<[number], InodeRow & { name: string }>(
+        'SELECT d.name AS name, i.* FROM dentries d JOIN inodes i ON i.ino = d.ino WHERE d.parent = ? ORDER BY d.name',
+      ),
+      cpReaddirAttrs: p<[number, number], InodeRow & { name: string }>(
+        'SELECT d.name AS name, i.* FROM cp_dentries d JOIN cp_inodes i ON i.cp = d.cp AND i.ino = d.ino WHERE d.cp = ? AND d.parent = ? ORDER BY d.name',
+      ),
+      readdirPlus: p<[number], DirentMode>(
+        'SELECT d.name AS name, d.ino AS ino, i.mode AS mode FROM dentries d JOIN inodes i ON i.ino = d.ino WHERE d.parent = ? ORDER BY d.name',
+      ),
+      readdir: p<[number], Dirent>('SELECT name, ino FROM dentries WHERE parent = ? ORDER BY name'),
+      cpReaddir: p<[number, number], Dirent>('SELECT name, ino FROM cp_dentries WHERE cp = ? AND parent = ? ORDER BY name'),
+      hasChildren: p<[number], { x: number }>('SELECT 1 AS x FROM dentries WHERE parent = ? LIMIT 1'),
+      insertInode: p<[number, number, number, number, number, number, number, number, number, number, number, number]>(
+        `INSERT INTO inodes (${INODE_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      insertDentry: p<[number, string, number]>('INSERT INTO dentries (parent, name, ino) VALUES (?, ?, ?)'),
+      deleteDentry: p<[number, string]>('DELETE FROM dentries WHERE parent = ? AND name = ?'),
+      moveDentry: p<[number, string, number, string]>('UPDATE dentries SET parent = ?, name = ? WHERE parent = ? AND name = ?'),
+      deleteInode: p<[number]>('DELETE FROM inodes WHERE ino = ?'),
+      deleteExtents: p<[number]>('DELETE FROM extents WHERE ino = ?'),
+      deleteExtentsFrom: p<[number, number]>('DELETE FROM extents WHERE ino = ? AND idx >= ?'),
+      deleteSymlink: p<[number]>('DELETE FROM symlinks WHERE ino = ?'),
+      insertSymlink: p<[number, string]>('INSERT INTO symlinks (ino, target) VALUES (?, ?)'),
+      readlink: p<[number], { target: string }>('SELECT target FROM symlinks WHERE ino = ?'),
+      cpReadlink: p<[number, number], { target: string }>('SELECT target FROM cp_symlinks WHERE cp = ? AND ino = ?'),
+      extent: p<[number, number], { hash: Buffer }>('SELECT hash FROM extents WHERE ino = ? AND idx = ?'),
+      extentsRange: p<[number, number, number], { idx: number; hash: Buffer }>(
+        'SELECT idx, hash FROM extents WHERE ino = ? AND idx >= ? AND idx <= ? ORDER BY idx',
+      ),
+      extentsAll: p<[number], { idx: number; hash: Buffer }>('SELECT idx, hash FROM extents WHERE ino = ? ORDER BY idx'),
+      cpExtentsAll: p<[number, number], { idx: number; hash: Buffer }>('SELECT idx, hash FROM cp_extents WHERE ino = ? AND cp = ? ORDER BY idx'),
+      upsertExtent: p<[number, number, Buffer]>('INSERT OR REPLACE INTO extents (ino, idx, hash) VALUES (?, ?, ?)'),
+      copyExtents: p<[number, number]>('INSERT INTO extents (ino, idx, hash) SELECT ?, idx, hash FROM extents WHERE ino = ?'),
+      setSize: p<[number, number, number, number, number, number]>(
+        'UPDATE inodes SET size = ?, mtime_s = ?, mtime_ns = ?, ctime_s = ?, ctime_ns = ? WHERE ino = ?',
+      ),
+      setNlink: p<[number, number, number, number]>('UPDATE inodes SET nlink = ?, ctime_s = ?, ctime_ns = ? WHERE ino = ?'),
+      touchMC: p<[number, number, number, number, number]>('UPDATE inodes SET mtime_s = ?, mtime_ns = ?, ctime_s = ?, ctime_ns = ? WHERE ino = ?'),
+      touchC: p<[number, number, number]>('UPDATE inodes SET ctime_s = ?, ctime_ns = ? WHERE ino = ?'),
+      setAttrs: p<[number, number, number, number, number, number, number, number, number, number]>(
+        'UPDATE inodes SET mode = ?, uid = ?, gid = ?, atime_s = ?, atime_ns = ?, mtime_s = ?, mtime_ns = ?, ctime_s = ?, ctime_ns = ? WHERE ino = ?',
+      ),
+      counters: p<[], Counters>('SELECT live_bytes, live_inodes, next_ino FROM counters WHERE id = 1'),
+      addBytes: p<[number]>('UPDATE counters SET live_bytes = live_bytes + ? WHERE id = 1'),
+      addInodes: p<[number]>('UPDATE counters SET live_inodes = live_inodes + ? WHERE id = 1'),
+      takeIno: p<[], { ino: number }>(
+        'UPDATE counters SET next_ino = next_ino + 1, live_inodes = live_inodes + 1 WHERE id = 1 RETURNING next_ino - 1 AS ino',
+      ),
+      orphans: p<[], { ino: number }>('SELECT ino FROM inodes WHERE nlink = 0 AND ino != 1'),
+      chunkGet: p<[Buffer], { data: Buffer }>('SELECT data FROM chunks WHERE hash = ?'),
+      chunkPut: p<[Buffer, Uint8Array]>('INSERT OR IGNORE INTO chunks (hash, data) VALUES (?, ?)'),
+      journalInsert: p<[number, string, string | null, string | null, number | null, string, string | null]>(
+        'INSERT INTO journal (ts_ms, op, path, path2, size, surface, details) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      ),
+      journalTrim: p<[number]>('DELETE FROM journal WHERE seq <= (SELECT MAX(seq) FROM journal) - ?'),
+      journalMax: p<[], { s: number }>('SELECT COALESCE(MAX(seq), 0) AS s FROM journal'),
+      checkpointByName: p<[string], CheckpointRow>('SELECT * FROM checkpoints WHERE name = ?'),
+    });
+  }
+
+  get file(): string {
+    return this.db.name;
+  }
+  get readonly(): boolean {
+    return this.db.readonly;
+  }
+  get isOpen(): boolean {
+    return this.db.open;
+  }
+  get inTransaction(): boolean {
+    return this.db.inTransaction;
+  }
+
+  get groups(): GroupCommit {
+    if (!this.groupCommit) {
+      const db = this.db;
+      const sp = db.prepare('SAVEPOINT avfs_op');
+      const rel = db.prepare('RELEASE avfs_op');
+      const rb = db.prepare('ROLLBACK TO avfs_op');
+      this.groupCommit = {
+        begin: () => db.exec('BEGIN IMMEDIATE'),
+        savepoint: () => sp.run(),
+        release: () => rel.run(),
+        rollbackTo: () => rb.run(),
+        commit: () => {
+          if (db.open && db.inTransaction) db.exec('COMMIT');
+        },
+        rollback: () => {
+          if (db.open && db.inTransaction) db.exec('ROLLBACK');
+        },
+      };
+    }
+    return this.groupCommit;
+  }
+
+  write<T>(fn: () => T): T {
+    return writeTxn(this.db, fn);
+  }
+  read<T>(fn: () => T): T {
+    return readTxn(this.db, fn);
+  }
+  changeVersion(): number {
+    return this.s.dataVersion.get() ?? 0;
+  }
+  schemaVersion(): number {
+    return schemaVersion(this.db);
+  }
+  check(): string {
+    return this.db.pragma('integrity_check', { simple: true }) as string;
+  }
+  fileReplaced(): boolean {
+    return fileReplaced(this.db);
+  }
+  tuneForServer(): void {
+    // A long-lived server connection: read pages through mmap and keep a bigger page cache
+    // (per connection; the vault file is unchanged).
+    this.db.pragma('mmap_size = 268435456');
+    this.db.pragma('cache_size = -65536');
+  }
+  compact(): void {
+    this.db.pragma('incremental_vacuum');
+    this.db.pragma('wal_checkpoint(TRUNCATE)');
+  }
+  close(): void {
+    this.db.close();
+  }
+
+  // ---- meta ----
+  getMeta(key: string): string | undefined {
+    return this.s.getMeta.get(key)?.value;
+  }
+  setMeta(key: string, value: string | null): void {
+    if (value === null) this.s.delMeta.run(key);
+    else this.s.setMeta.run(key, value);
+  }
+  metaWithPrefix(prefix: string): Array<{ key: string; value: string }> {
+    return this.s.metaLike.all(prefix.replace(/[\\%_]/g, (c) => '\\' + c) + '%');
+  }
+  markDamaged(what: string): void {
+    const mark = (d: Db) => d.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('damaged', ?)").run(what);
+    try {
+      // Not inside the caller's transaction: the error about to be thrown would roll the mark back.
+      if (!this.db.readonly && !this.db.inTransaction) return void mark(this.db);
+      const w = sideConnection(this.db.name);
+      try {
+        mark(w);
+      } finally {
+        w.close();
+      }
+    } catch {
+      /* read-only on disk, or busy */
+    }
+  }
+
+  // ---- counters ----
+  initCounters(nextIno: number): void {
+    this.db.prepare('INSERT INTO counters (id, live_bytes, live_inodes, next_ino) VALUES (1, 0, 0, ?)').run(nextIno);
+  }
+  counters(): Counters | undefined {
+    return this.s.counters.get();
+  }
+  addBytes(n: number): void {
+    this.s.addBytes.run(n);
+  }
+  addInodes(n: number): void {
+    this.s.addInodes.run(n);
+  }
+  takeIno(): number {
+    return this.s.takeIno.get()!.ino;
+  }
+  recount(): void {
+    this.db
+      .prepare(
+        `UPDATE counters SET
+           live_bytes = (SELECT COALESCE(SUM(size), 0) FROM inodes WHERE (mode & 61440) = 32768),
+           live_inodes = (SELECT COUNT(*) - 1 FROM inodes)
+         WHERE id = 1`,
+      )
+      .run();
+  }
+
+  // ---- reading a tree ----
+  inode(tree: TreeId, ino: number): InodeRow | undefined {
+    return tree === LIVE ? this.s.getInode.get(ino) : this.s.getCpInode.get(tree, ino);
+  }
+  child(tree: TreeId, parent: number, name: string): number | undefined {
+    return (tree === LIVE ? this.s.lookup.get(parent, name) : this.s.cpLookup.get(tree, parent, name))?.ino;
+  }
+  childAttr(parent: number, name: string): InodeRow | undefined {
+    return this.s.lookupAttr.get(parent, name);
+  }
+  children(tree: TreeId, parent: number): Dirent[] {
+    return tree === LIVE ? this.s.readdir.all(parent) : this.s.cpReaddir.all(tree, parent);
+  }
+  childrenAttrs(tree: TreeId, parent: number): Array<InodeRow & { name: string }> {
+    return tree === LIVE ? this.s.readdirAttrs.all(parent) : this.s.cpReaddirAttrs.all(tree, parent);
+  }
+  childrenModes(parent: number): DirentMode[] {
+    return this.s.readdirPlus.all(parent);
+  }
+  hasChildren(parent: number): boolean {
+    return this.s.hasChildren.get(parent) !== undefined;
+  }
+  symlink(tree: TreeId, ino: number): string | undefined {
+    return (tree === LIVE ? this.s.readlink.get(ino) : this.s.cpReadlink.get(tree, ino))?.target;
+  }
+  extents(tree: TreeId, ino: number, first?: number, last?: number): Array<{ idx: number; hash: Buffer }> {
+    if (tree === LIVE) return first === undefined ? this.s.extentsAll.all(ino) : this.s.extentsRange.all(ino, first, last ?? Number.MAX_SAFE_INTEGER);
+    const all = this.s.cpExtentsAll.all(ino, tree);
+    return first === undefined ? all : all.filter((e) => e.idx >= first && e.idx <= (last ?? Number.MAX_SAFE_INTEGER));
+  }
+  extent(ino: number, idx: number): Buffer | undefined {
+    return this.s.extent.get(ino, idx)?.hash;
+  }
+  orphans(): number[] {
+    return this.s.orphans.all().map((r) => r.ino);
+  }
+  countByType(): { files: number; directories: number; symlinks: number } {
+    return this.db
+      .prepare(
+        `SELECT COALESCE(SUM((mode & 61440) = 32768), 0) AS files, COALESCE(SUM((mode & 61440) = 16384 AND ino != 1), 0) AS directories,
+         COALESCE(SUM((mode & 61440) = 40960), 0) AS symlinks FROM inodes`,
+      )
+      .get() as { files: number; directories: number; symlinks: number };
+  }
+  largestFile(): number {
+    return (this.db.prepare('SELECT COALESCE(MAX(size), 0) AS m FROM inodes WHERE (mode & 61440) = 32768').get() as { m: number }).m;
+  }
+
+  /** CROSS JOIN fixes the join order: each directory's entries are looked up by (cp, parent), never scanned. */
+  listTree(tree: TreeId): Map<string, Node> {
+    const t = tables(tree);
+    const cp = (alias: string) => (tree === LIVE ? '1' : `${alias}.cp = ?`);
+    const sql = `
+      WITH RECURSIVE tree(ino, path) AS (
+        SELECT 1, ''
+        UNION ALL
+        SELECT d.ino, tree.path || '/' || d.name FROM tree CROSS JOIN ${t.dentries} d ON d.parent = tree.ino AND ${cp('d')}
+      )
+      SELECT tree.path AS path, i.ino AS ino, i.mode AS mode, i.size AS size, s.target AS target, i.mtime_s AS mtime_s, i.mtime_ns AS mtime_ns
+      FROM tree CROSS JOIN ${t.inodes} i ON i.ino = tree.ino AND ${cp('i')}
+      LEFT JOIN ${t.symlinks} s ON s.ino = i.ino AND ${cp('s')}
+      WHERE tree.ino != 1`;
+    const params = tree === LIVE ? [] : [tree, tree, tree];
+    const out = new Map<string, Node>();
+    for (const row of this.db.prepare(sql).all(...params) as Node[]) out.set(row.path, row);
+    return out;
+  }
+  changedContent(a: TreeId, b: TreeId): Set<number> {
+    const ta = tables(a);
+    const tb = tables(b);
+    const sql = `
+      SELECT ino FROM (SELECT ino, idx, hash FROM ${ta.extents} WHERE ${ta.where} EXCEPT SELECT ino, idx, hash FROM ${tb.extents} WHERE ${tb.where})
+      UNION
+      SELECT ino FROM (SELECT ino, idx, hash FROM ${tb.extents} WHERE ${tb.where} EXCEPT SELECT ino, idx, hash FROM ${ta.extents} WHERE ${ta.where})`;
+    const rows = this.db.prepare(sql).all(...ta.params, ...tb.params, ...tb.params, ...ta.params) as Array<{ ino: number }>;
+    return new Set(rows.map((r) => r.ino));
+  }
+  contentDigests(tree: TreeId): Map<number, string> {
+    const t = tables(tree);
+    const sql = `SELECT ino, group_concat(h, ',') AS d FROM (SELECT ino, hex(hash) AS h FROM ${t.extents} WHERE ${t.where} ORDER BY ino, idx) GROUP BY ino`;
+    return new Map((this.db.prepare(sql).all(...t.params) as Array<{ ino: number; d: string }>).map((r) => [r.ino, r.d]));
+  }
+  referencedHashes(): Buffer[] {
+    // Checkpoints (cp_extents) came with schema 2.
+    const sql = tableNames(this.db).has('cp_extents') ? 'SELECT hash FROM extents UNION SELECT hash FROM cp_extents' : 'SELECT hash FROM extents';
+    return (this.db.prepare(sql).all() as Array<{ hash: Buffer }>).map((r) => r.hash);
+  }
+
+  // ---- changing the live tree ----
+  insertInode(ino: number, mode: number, uid: number, gid: number, nlink: number, size: number, s: number, ns: number): void {
+    this.s.insertInode.run(ino, mode, uid, gid, nlink, size, s, ns, s, ns, s, ns);
+  }
+  deleteInode(ino: number): void {
+    this.s.deleteInode.run(ino);
+  }
+  setSize(ino: number, size: number, s: number, ns: number): void {
+    this.s.setSize.run(size, s, ns, s, ns, ino);
+  }
+  setNlink(ino: number, nlink: number, s: number, ns: number): void {
+    this.s.setNlink.run(nlink, s, ns, ino);
+  }
+  touchMC(ino: number, s: number, ns: number): void {
+    this.s.touchMC.run(s, ns, s, ns, ino);
+  }
+  touchC(ino: number, s: number, ns: number): void {
+    this.s.touchC.run(s, ns, ino);
+  }
+  setAttrs(ino: number, mode: number, uid: number, gid: number, as: number, ans: number, ms: number, mns: number, cs: number, cns: number): void {
+    this.s.setAttrs.run(mode, uid, gid, as, ans, ms, mns, cs, cns, ino);
+  }
+  insertDentry(parent: number, name: string, ino: number): void {
+    this.s.insertDentry.run(parent, name, ino);
+  }
+  deleteDentry(parent: number, name: string): void {
+    this.s.deleteDentry.run(parent, name);
+  }
+  moveDentry(srcParent: number, srcName: string, dstParent: number, dstName: string): void {
+    this.s.moveDentry.run(dstParent, dstName, srcParent, srcName);
+  }
+  insertSymlink(ino: number, target: string): void {
+    this.s.insertSymlink.run(ino, target);
+  }
+  deleteSymlink(ino: number): void {
+    this.s.deleteSymlink.run(ino);
+  }
+  upsertExtent(ino: number, idx: number, hash: Buffer): void {
+    this.s.upsertExtent.run(ino, idx, hash);
+  }
+  deleteExtents(ino: number): void {
+    this.s.deleteExtents.run(ino);
+  }
+  deleteExtentsFrom(ino: number, idx: number): void {
+    this.s.deleteExtentsFrom.run(ino, idx);
+  }
+  copyExtents(src: number, dst: number): void {
+    this.s.copyExtents.run(dst, src);
+  }
+
+  // ---- chunks ----
+  chunkGet(hash: Buffer): Buffer | undefined {
+    return this.s.chunkGet.get(hash)?.data;
+  }
+  chunkPut(hash: Buffer, data: Uint8Array): void {
+    this.s.chunkPut.run(hash, data);
+  }
+  chunkStats(): { count: number; bytes: number } {
+    return this.db.prepare('SELECT COUNT(*) AS count, COALESCE(SUM(LENGTH(data)), 0) AS bytes FROM chunks').get() as { count: number; bytes: number };
+  }
+  chunkSweep(keep: Set<string>, dryRun: boolean): { total: number; dead: number; bytes: number } {
+    const db = this.db;
+    db.exec('CREATE TEMP TABLE IF NOT EXISTS gc_keep (hash BLOB PRIMARY KEY) WITHOUT ROWID');
+    db.exec('DELETE FROM gc_keep');
+    const ins = db.prepare('INSERT OR IGNORE INTO gc_keep (hash) VALUES (?)');
+    for (const h of keep) ins.run(Buffer.from(h, 'hex'));
+    const total = (db.prepare('SELECT COUNT(*) AS n FROM chunks').get() as { n: number }).n;
+    const dead = db
+      .prepare('SELECT COUNT(*) AS n, COALESCE(SUM(LENGTH(data)), 0) AS bytes FROM chunks WHERE hash NOT IN (SELECT hash FROM gc_keep)')
+      .get() as { n: number; bytes: number };
+    if (!dryRun) db.exec('DELETE FROM chunks WHERE hash NOT IN (SELECT hash FROM gc_keep)');
+    db.exec('DELETE FROM gc_keep');
+    return { total, dead: dead.n, bytes: dead.bytes };
+  }
+
+  // ---- journal ----
+  appendJournal(ts: number, op: string, path: string | null, path2: string | null, size: number | null, surface: string, details: string | null): number {
+    return Number(this.s.journalInsert.run(ts, op, path, path2, size, surface, details).lastInsertRowid);
+  }
+  trimJournal(keep: number): void {
+    this.s.journalTrim.run(keep);
+  }
+  journalMaxSeq(): number {
+    return this.s.journalMax.get()?.s ?? 0;
+  }
+  journalFirstAfter(seq: number): number | null {
+    return this.db.prepare<[number], { s: number | null }>('SELECT MIN(seq) AS s FROM journal WHERE seq > ?').get(seq)?.s ?? null;
+  }
+  journalAfter(seq: number, limit = -1): JournalRow[] {
+    return this.db.prepare<[number, number], JournalRow>('SELECT seq, ts_ms, op, path, path2, size, surface, details FROM journal WHERE seq > ? ORDER BY seq LIMIT ?').all(seq, limit);
+  }
+  journalRecent(sinceMs: number, limit: number): { rows: JournalRow[]; total: number } {
+    const rows = this.db
+      .prepare<[number, number], JournalRow>('SELECT seq, ts_ms, op, path, path2, size, surface, details FROM journal WHERE ts_ms >= ? ORDER BY seq DESC LIMIT ?')
+      .all(sinceMs, limit);
+    const total = this.db.prepare<[number], { n: number }>('SELECT COUNT(*) AS n FROM journal WHERE ts_ms >= ?').get(sinceMs)!.n;
+    return { rows, total };
+  }
+  journalCount(): number {
+    return (this.db.prepare('SELECT COUNT(*) AS n FROM journal').get() as { n: number }).n;
+  }
+  journalMentions(ops: readonly string[], id: string): boolean {
+    const marks = ops.map(() => '?').join(', ');
+    return this.db.prepare(`SELECT 1 FROM journal WHERE op IN (${marks}) AND json_extract(details, '$.id') = ? LIMIT 1`).get(...ops, id) !== undefined;
+  }
+
+  // ---- checkpoints ----
+  checkpointRows(): CheckpointRow[] {
+    // Checkpoints came with schema 2; an older file has none.
+    if (!tableNames(this.db).has('checkpoints')) return [];
+    return this.db.prepare<[], CheckpointRow>('SELECT * FROM checkpoints ORDER BY id').all();
+  }
+  checkpointByName(name: string): CheckpointRow | undefined {
+    return this.s.checkpointByName.get(name);
+  }
+  nextCheckpointId(): number {
+    // AUTOINCREMENT never reuses an id, so the next one is known inside this write transaction.
+    return (this.db.prepare("SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'checkpoints'), 0) + 1 AS id").get() as { id: number }).id;
+  }
+  insertCheckpoint(r: CheckpointRow): void {
+    this.db
+      .prepare('INSERT INTO checkpoints (id, name, created_ms, description, auto, file_count, total_bytes, journal_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+      .run(r.id, r.name, r.created_ms, r.description, r.auto, r.file_count, r.total_bytes, r.journal_seq);
+  }
+  setCheckpointCounts(id: number, files: number, bytes: number): void {
+    this.db.prepare('UPDATE checkpoints SET file_count = ?, total_bytes = ? WHERE id = ?').run(files, bytes, id);
+  }
+  setCheckpointJournalSeq(id: number, seq: number): void {
+    this.db.prepare('UPDATE checkpoints SET journal_seq = ? WHERE id = ?').run(seq, id);
+  }
+  get refs(): CheckpointRefs {
+    this.checkpointRefs ??= new CheckpointRefs(this.db);
+    return this.checkpointRefs;
+  }
+  deleteCheckpointRow(id: number): void {
+    this.db.prepare('DELETE FROM checkpoints WHERE id = ?').run(id);
+  }
+  snapshotLive(id: TreeId): boolean {
+    // Files unlinked but still open on a mount (nlink 0) are not part of the tree: leave them out,
+    // or a restore would bring back inodes that nothing will ever free.
+    const copied = this.db.prepare(`INSERT INTO cp_inodes (cp, ${INODE_COLS}) SELECT ?, ${INODE_COLS} FROM inodes WHERE nlink > 0`).run(id).changes;
+    this.db.prepare('INSERT INTO cp_dentries (cp, parent, name, ino) SELECT ?, parent, name, ino FROM dentries').run(id);
+    this.db.prepare('INSERT INTO cp_symlinks (cp, ino, target) SELECT ?, ino, target FROM symlinks').run(id);
+    // Every inode copied (the usual case): the extents are copied without a lookup each.
+    const whole = copied === (this.db.prepare('SELECT COUNT(*) AS n FROM inodes').get() as { n: number }).n;
+    if (whole) this.db.prepare('INSERT INTO cp_extents (cp, ino, idx, hash) SELECT ?, ino, idx, hash FROM extents').run(id);
+    else this.db.prepare('INSERT INTO cp_extents (cp, ino, idx, hash) SELECT ?, e.ino, e.idx, e.hash FROM extents e JOIN inodes i ON i.ino = e.ino WHERE i.nlink > 0').run(id);
+    return whole;
+  }
+  setCounters(c: Counters): void {
+    this.db.prepare('INSERT OR REPLACE INTO counters (id, live_bytes, live_inodes, next_ino) VALUES (1, ?, ?, ?)').run(c.live_bytes, c.live_inodes, c.next_ino);
+  }
+  copyTree(from: TreeId, to: TreeId): void {
+    this.db.prepare(`INSERT INTO cp_inodes (cp, ${INODE_COLS}) SELECT ?, ${INODE_COLS} FROM cp_inodes WHERE cp = ?`).run(to, from);
+    this.db.prepare('INSERT INTO cp_dentries (cp, parent, name, ino) SELECT ?, parent, name, ino FROM cp_dentries WHERE cp = ?').run(to, from);
+    this.db.prepare('INSERT INTO cp_symlinks (cp, ino, target) SELECT ?, ino, target FROM cp_symlinks WHERE cp = ?').run(to, from);
+    this.db.prepare('INSERT INTO cp_extents (cp, ino, idx, hash) SELECT ?, ino, idx, hash FROM cp_extents WHERE cp = ?').run(to, from);
+  }
+  restoreTree(id: TreeId): void {
+    for (const t of ['inodes', 'dentries', 'symlinks', 'extents']) this.db.exec(`DELETE FROM ${t}`);
+    this.db.prepare(`INSERT INTO inodes (${INODE_COLS}) SELECT ${INODE_COLS} FROM cp_inodes WHERE cp = ?`).run(id);
+    this.db.prepare('INSERT INTO dentries (parent, name, ino) SELECT parent, name, ino FROM cp_dentries WHERE cp = ?').run(id);
+    this.db.prepare('INSERT INTO symlinks (ino, target) SELECT ino, target FROM cp_symlinks WHERE cp = ?').run(id);
+    this.db.prepare('INSERT INTO extents (ino, idx, hash) SELECT ino, idx, hash FROM cp_extents WHERE cp = ?').run(id);
+  }
+  dropTree(id: TreeId): void {
+    for (const t of CP_TABLES) this.db.prepare(`DELETE FROM ${t} WHERE cp = ?`).run(id);
+  }
+  treeCounts(id: TreeId): { files: number; bytes: number } {
+    return this.db
+      .prepare("SELECT COUNT(*) - 1 AS files, COALESCE(SUM(CASE WHEN (mode & 61440) = 32768 THEN size END), 0) AS bytes FROM cp_inodes WHERE cp = ?")
+      .get(id) as { files: number; bytes: number };
+  }
+  cpLinks(tree: TreeId, ino: number): number {
+    return (this.db.prepare('SELECT COUNT(*) AS n FROM cp_dentries WHERE cp = ? AND ino = ?').get(tree, ino) as { n: number }).n;
+  }
+  cpDeleteDentry(tree: TreeId, parent: number, name: string): void {
+    this.db.prepare('DELETE FROM cp_dentries WHERE cp = ? AND parent = ? AND name = ?').run(tree, parent, name);
+  }
+  cpInsertDentry(tree: TreeId, parent: number, name: string, ino: number): void {
+    this.db.prepare('INSERT INTO cp_dentries (cp, parent, name, ino) VALUES (?, ?, ?, ?)').run(tree, parent, name, ino);
+  }
+  cpDropInode(tree: TreeId, ino: number): void {
+    for (const t of ['cp_inodes', 'cp_symlinks', 'cp_extents']) this.db.prepare(`DELETE FROM ${t} WHERE cp = ? AND ino = ?`).run(tree, ino);
+  }
+  cpCopyInode(tree: TreeId, from: TreeId, ino: number): void {
+    this.cpDropInode(tree, ino);
+    const t = tables(from);
+    const where = from === LIVE ? '' : ` AND cp = ${from}`;
+    this.db.prepare(`INSERT INTO cp_inodes (cp, ${INODE_COLS}) SELECT ?, ${INODE_COLS} FROM ${t.inodes} WHERE ino = ?${where}`).run(tree, ino);
+    this.db.prepare(`INSERT INTO cp_symlinks (cp, ino, target) SELECT ?, ino, target FROM ${t.symlinks} WHERE ino = ?${where}`).run(tree, ino);
+    this.db.prepare(`INSERT INTO cp_extents (cp, ino, idx, hash) SELECT ?, ino, idx, hash FROM ${t.extents} WHERE ino = ?${where}`).run(tree, ino);
+  }
+  cpSetDirAttrs(tree: TreeId, ino: number, from: TreeId, fromIno: number): void {
+    const t = tables(from);
+    const where = from === LIVE ? '' : ` AND cp = ${from}`;
+    this.db
+      .prepare(`UPDATE cp_inodes SET (mode, uid, gid, mtime_s, mtime_ns) = (SELECT mode, uid, gid, mtime_s, mtime_ns FROM ${t.inodes} WHERE ino = ?${where}) WHERE cp = ? AND ino = ?`)
+      .run(fromIno, tree, ino);
+  }
+
+  // ---- forks ----
+  forkFrom(sourceFile: string, forkName: string, record: () => void): void {
+    const db = this.db;
+    db.prepare('ATTACH DATABASE ? AS src').run(sourceFile);
+    try {
+      writeTxn(db, () => {
+        // Writing to the source takes its write lock, so its gc cannot run between this copy and
+        // the commit that records the parent link. The source also records the fork, so its gc
+        // knows its forks even when one cannot be read.
+        db.prepare('INSERT OR REPLACE INTO src.meta (key, value) VALUES (?, ?)').run(FORK_KEY_PREFIX + forkName, new Date().toISOString());
+        for (const t of ['inodes', 'dentries', 'symlinks', 'extents', 'counters']) {
+          db.exec(`DELETE FROM main.${t}`);
+          db.exec(`INSERT INTO main.${t} SELECT * FROM src.${t}`);
+        }
+        db.exec("INSERT OR REPLACE INTO main.meta SELECT key, value FROM src.meta WHERE key LIKE 'quota.%' OR key LIKE 'policy.%' OR (key LIKE 'base.%' AND key != 'base.journal_seq')");
+        // A vault made from a project names a base checkpoint (`base.checkpoint`, host/project/base.ts): the
+        // fork gets a copy of that one (no other checkpoint), so it has the same base and can be applied.
+        const names = db.prepare("SELECT DISTINCT value FROM src.meta WHERE key IN ('base.checkpoint', 'base.git_checkpoint')").all() as Array<{ value: string }>;
+        for (const { value: name } of names) {
+          const id = (db.prepare('SELECT id FROM src.checkpoints WHERE name = ?').get(name) as { id: number } | undefined)?.id;
+          if (id === undefined) continue;
+          db.prepare('INSERT INTO main.checkpoints SELECT * FROM src.checkpoints WHERE id = ?').run(id);
+          for (const t of CP_TABLES) db.prepare(`INSERT INTO main.${t} SELECT * FROM src.${t} WHERE cp = ?`).run(id);
+        }
+        record();
+      });
+    } finally {
+      db.exec('DETACH DATABASE src');
+    }
+  }
+}
