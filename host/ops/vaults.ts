@@ -3,7 +3,9 @@
  * with their guards. A file in the vaults directory that cannot be read never hides the others:
  * it is listed as unreadable with the reason, and can be deleted.
  */
+import { rmSync } from 'node:fs';
 import { assertNotMounted } from '../fuse/registry';
+import { workDirOf } from '../proxy/workingCopy';
 import { AvfsError } from '../protocol/errors';
 import type { VaultInfo, VaultSummary } from '../protocol/vault';
 import { checkBackend } from '../store/backend';
@@ -95,6 +97,8 @@ export function deleteVault(home: AvfsHome, name: string, opts: { flatten?: bool
   withWriteLock(home.vaultFile(name), () => home.removeFiles(name));
   if (parent !== null) forgetFork(home, parent, name);
   if (home.current() === null) home.setCurrent(null);
+  // Its working copy (proxy exec --materialize) goes with it; one kept aside after a failed commit too.
+  rmSync(workDirOf(home.dir, name), { recursive: true, force: true });
   return { deleted: name, flattened };
 }
 

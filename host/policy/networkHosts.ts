@@ -6,7 +6,9 @@
  * - an http(s) URL among its words (`https://host/…`, also after `=`: `--registry=https://host/`);
  * - its program: a package manager reaches its registry (npm, npx, pnpm, yarn: registry.npmjs.org
  *   and registry.yarnpkg.com; pip, pipx, uv, poetry, pdm: pypi.org and files.pythonhosted.org).
- * A networked part that names no host this way (`git fetch origin`, a script), or that also
+ * - a git remote named by the part (`git push`, `git fetch upstream`: `origin` when none is
+ *   named), whose URL the caller looks up in the repository's config (`remoteUrl`);
+ * A networked part that names no host this way (an unknown remote, a script), or that also
  * speaks something the proxy does not carry (an `ssh://`, `git://` or `ftp://` URL, a
  * `user@host:path` remote over ssh), makes the answer null: the hosts are not known, and the run
  * gets the whole network as before.
@@ -34,9 +36,32 @@ export function normalHost(host: string): string {
   return host.toLowerCase().replace(/\.$/, '').replace(/^\[(.*)\]$/, '$1');
 }
 
+/** Looks up a git remote's URL (the caller reads the repository's config), or null. */
+export type RemoteUrl = (remote: string) => string | null;
+
+const GIT_REMOTE_VERBS = new Set(['push', 'fetch', 'pull', 'ls-remote']);
+
+/** `git [opts] push|fetch|pull|ls-remote [opts] [remote]`: the remote it names, or `origin`; null when it is not one of those or names a URL. */
+function gitRemoteOf(argv: string[]): string | null {
+  if (posix.basename(argv[0] ?? '') !== 'git') return null;
+  // Past git's own options (`-C dir` and `-c name=value` take the next word).
+  let verbAt = 1;
+  while (verbAt < argv.length && argv[verbAt]!.startsWith('-')) verbAt += argv[verbAt] === '-C' || argv[verbAt] === '-c' ? 2 : 1;
+  if (verbAt >= argv.length || !GIT_REMOTE_VERBS.has(argv[verbAt]!)) return null;
+  const operand = argv.slice(verbAt + 1).find((w) => !w.startsWith('-'));
+  if (operand && (URL_HOST.test(operand) || SCP_HOST.test(operand))) return null;
+  return operand ?? 'origin';
+}
+
 /** The part's hosts, or null when it reaches something the proxy cannot carry. */
-function hostsOfPart(part: DecisionPart): string[] | null {
+function hostsOfPart(part: DecisionPart, remoteUrl?: RemoteUrl): string[] | null {
   const out = new Set<string>();
+  const remote = remoteUrl ? gitRemoteOf(part.argv) : null;
+  if (remote) {
+    const url = URL_HOST.exec(remoteUrl!(remote) ?? '');
+    if (!url || !/^https?$/i.test(url[1]!)) return null;
+    out.add(normalHost(url[2]!));
+  }
   for (const word of part.argv) {
     const url = URL_HOST.exec(word);
     if (url) {
@@ -52,11 +77,11 @@ function hostsOfPart(part: DecisionPart): string[] | null {
 }
 
 /** The hosts of every networked part, or null when one of them names none the policy can see. */
-export function networkHostsOf(parts: DecisionPart[]): string[] | null {
+export function networkHostsOf(parts: DecisionPart[], remoteUrl?: RemoteUrl): string[] | null {
   const all = new Set<string>();
   for (const part of parts) {
     if (!part.categories.includes('networked')) continue;
-    const hosts = hostsOfPart(part);
+    const hosts = hostsOfPart(part, remoteUrl);
     if (!hosts || hosts.length === 0) return null;
     for (const h of hosts) all.add(h);
   }

@@ -55,6 +55,7 @@ import type { SandboxSpec } from '../sandbox/bwrap';
 import { loadSandboxSettings, planSandbox, sandboxRecordOf, unsandboxedRecord } from '../sandbox/plan';
 import { sandboxSupport } from '../sandbox/probe';
 import { networkHostsOf } from '../policy/networkHosts';
+import { gitRemotesIn } from './gitRemotes';
 import { WorkingCopy, workingTreeOf } from './workingCopy';
 
 const TRANSITIONS: Record<ExecState, readonly ExecState[]> = {
@@ -360,7 +361,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
     if (mode === 'workspace' && supported?.ok && sandboxSettings) {
       const networked = decision.categories.includes('networked');
       // The hosts the policy read from the command's network parts; null: not known, the whole network.
-      const hosts = networked ? networkHostsOf(decision.parts) : null;
+      const hosts = networked ? networkHostsOf(decision.parts, gitRemotesIn(vfs, vaultCwd)) : null;
       spec = planSandbox({
         bwrap: supported.bwrap,
         userns: supported.userns,

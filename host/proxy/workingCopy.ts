@@ -3,7 +3,7 @@
  * where the command runs at the local file system's speed, and whose changes are committed back
  * to the vault in one transaction after it.
  *
- * It lives at `<home>/work/<vault>/tree`, on the disk of the avfs home, and stays between runs
+ * It lives in tmpfs where there is one, else under the avfs home (workDirOf), and stays between runs
  * (warm). A manifest (`state.v8`) records, for each path, what the vault held there (its inode) and
  * what the copy held (the local inode, mode, size, mtime and ctime) when the two were last equal,
  * and the vault journal's sequence number at that moment. So:
@@ -22,6 +22,7 @@
  * One run at a time uses a vault's copy (a lock directory holding its pid; a dead one's is taken
  * over). Fifos, sockets and devices made in the copy are not carried to the vault.
  */
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { deserialize, serialize } from 'node:v8';
@@ -85,9 +86,48 @@ const byPath = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 const within = (p: string, dir: string) => p === dir || p.startsWith(dir + '/');
 const octal = (mode: number) => '0' + (mode & 0o7777).toString(8).padStart(3, '0');
 
-/** Where a vault's working copy lives. */
+const SHM = '/dev/shm';
+let shmRoot: string | null | undefined;
+
+/**
+ * This user's folder for working copies in tmpfs (/dev/shm), or null where there is none or it is
+ * not safely this user's (a folder of that name someone else made, or a symlink, is not used).
+ */
+function tmpfsRoot(): string | null {
+  if (shmRoot !== undefined) return shmRoot;
+  shmRoot = null;
+  try {
+    const mounts = fs.readFileSync('/proc/self/mounts', 'utf8').split('\n');
+    if (!mounts.some((l) => l.split(' ')[1] === SHM && l.split(' ')[2] === 'tmpfs')) return null;
+    const uid = process.getuid?.() ?? 0;
+    const root = join(SHM, `avfs-${uid}`);
+    try {
+      fs.mkdirSync(root, { mode: 0o700 });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') return null;
+    }
+    const st = fs.lstatSync(root);
+    if (!st.isDirectory() || st.uid !== uid || (st.mode & 0o077) !== 0) return null;
+    shmRoot = root;
+  } catch {
+    /* no usable tmpfs: the home's disk */
+  }
+  return shmRoot;
+}
+
+/**
+ * Where a vault's working copy lives: in tmpfs where there is one (/dev/shm/avfs-<uid>/<home>/),
+ * since small files there cost a fraction of what they cost on this machine's disk (see
+ * docs/performance.md); else under the avfs home (`<home>/work/<vault>`).
+ */
 export function workDirOf(homeDir: string, vault: string): string {
-  return join(homeDir, 'work', vault);
+  return join(workRootOf(homeDir), vault);
+}
+
+/** The folder of an avfs home's working copies (removed with a vault's copy, or the home). */
+export function workRootOf(homeDir: string): string {
+  const shm = tmpfsRoot();
+  return shm ? join(shm, createHash('sha256').update(homeDir).digest('hex').slice(0, 16)) : join(homeDir, 'work');
 }
 
 export function workingTreeOf(homeDir: string, vault: string): string {
@@ -112,7 +152,6 @@ export class WorkingCopy {
   /** Takes the vault's working copy for one run: Busy while another live run holds it. */
   static take(homeDir: string, vault: string): WorkingCopy {
     const dir = workDirOf(homeDir, vault);
-    makePrivateDir(join(homeDir, 'work'));
     makePrivateDir(dir);
     const lock = join(dir, 'lock');
     for (let attempt = 0; ; attempt++) {

@@ -40,7 +40,8 @@ export class CheckpointRefs implements CheckpointRefCounts {
       const counted = (this.db.prepare('SELECT COUNT(*) AS n FROM cp_counted').get() as { n: number }).n;
       if (lost || counted === 0) {
         this.db.exec('DELETE FROM cp_refs; DELETE FROM cp_counted');
-        this.db.exec('INSERT INTO cp_refs (hash, n, ids) SELECT hash, COUNT(*), SUM(cp) FROM (SELECT DISTINCT cp, hash FROM cp_extents) GROUP BY hash');
+        // One pass grouped by hash: a hash's distinct checkpoints are counted and their ids summed.
+        this.db.exec('INSERT INTO cp_refs (hash, n, ids) SELECT hash, COUNT(DISTINCT cp), SUM(DISTINCT cp) FROM cp_extents GROUP BY hash');
         this.db.exec('INSERT INTO cp_counted (cp) SELECT id FROM checkpoints');
         return;
       }

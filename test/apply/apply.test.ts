@@ -249,6 +249,30 @@ describe('avfs vault create --from, apply, vault sync', () => {
     assert.equal(again.json.error, 'AlreadyExists');
   });
 
+  test('checkpoint retention and prune never take the base or the base commit\'s tree: apply, a branch and a second apply work after', async () => {
+    const { proj, cli, avfs, commit } = await setup();
+    await avfs('write', '/src/app.py', 'print("one")\n');
+    assert.equal((await cli(['apply'])).code, 0);
+    // Automatic checkpoints for the retention to prune: each restore saves one.
+    await avfs('checkpoint', 'save', 'mine');
+    for (let i = 0; i < 3; i++) await avfs('checkpoint', 'restore', 'mine');
+    const set = await cli(['checkpoint', 'retention', '--keep-last', '1', '--hold-recent', '0']);
+    assert.equal(set.code, 0, JSON.stringify(set.json));
+    const pruned = await cli(['checkpoint', 'prune', '--gc']);
+    assert.equal(pruned.code, 0, JSON.stringify(pruned.json));
+    const left = (await cli(['checkpoint', 'list'])).json.checkpoints as Array<{ name: string; auto: boolean }>;
+    assert.deepEqual(left.filter((c) => c.auto).length, 1, `the retention pruned all but the last automatic checkpoint: ${JSON.stringify(left)}`);
+    await avfs('write', '/src/app.py', 'print("two")\n');
+    const second = await cli(['apply']);
+    assert.equal(second.code, 0, JSON.stringify(second.json));
+    assert.deepEqual((second.json.changes as Array<{ path: string }>).map((c) => c.path), ['src/app.py'], 'the base is still there: only the newer work');
+    assert.equal(fs.readFileSync(join(proj, 'src', 'app.py'), 'utf8'), 'print("two")\n');
+    const b = await cli(['apply', '--git-branch', 'agent/kept']);
+    assert.equal(b.code, 0, JSON.stringify(b.json));
+    assert.equal(git(proj, 'rev-parse', 'agent/kept^'), commit);
+    assert.equal(git(proj, 'show', 'agent/kept:src/app.py'), 'print("two")');
+  });
+
   test('--patch-out writes a patch git apply takes', async () => {
     const { proj, home, cli, avfs } = await setup();
     await avfs('write', '/src/app.py', 'print("patched")\n');

@@ -122,6 +122,10 @@ describe('CLI --json output is the operation\'s result', () => {
     await check(['checkpoint', 'diff', 'one', '--patch'], 'checkpoint/diff');
     await check(['checkpoint', 'restore', 'one'], 'checkpoint/restore');
     await check(['checkpoint', 'delete', 'one'], 'checkpoint/delete');
+    await check(['checkpoint', 'retention'], 'checkpoint/retention');
+    await check(['checkpoint', 'retention', '--keep-last', '3'], 'checkpoint/retention');
+    await check(['checkpoint', 'prune', '--dry-run'], 'checkpoint/prune');
+    await check(['checkpoint', 'prune', '--gc'], 'checkpoint/prune');
     await check(['audit', '-n', '5'], 'audit/list');
   });
 

@@ -5,10 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ExecutionEnvelope } from '../../host/protocol/exec';
+import { workingTreeOf, workRootOf } from '../../host/proxy/workingCopy';
 import { CLI, runCli, runJson, tempDir } from '../helpers';
 import { client, type HostProcess, startHost } from '../daemon/helpers';
 
@@ -51,7 +52,10 @@ describe('avfs proxy exec --materialize', () => {
   };
 
   before(() => mkdirSync(flags, { recursive: true }));
-  after(() => t.cleanup());
+  after(() => {
+    rmSync(workRootOf(home), { recursive: true, force: true });
+    t.cleanup();
+  });
 
   test('every kind of change is summarised exactly and committed: rename, chmod, symlink, hard link, a deleted directory, edits', async () => {
     await json(['vault', 'create', 'kinds']);
@@ -145,7 +149,7 @@ describe('avfs proxy exec --materialize', () => {
    */
   function waitingRun(vault: string, name: string, writes: string) {
     const flag = join(flags, name);
-    const mark = join(home, 'work', vault, 'tree', `.started-${name}`);
+    const mark = join(workingTreeOf(home, vault), `.started-${name}`);
     const child = spawn(process.execPath, [CLI, '--json', '--vault', vault, 'proxy', 'exec', '--materialize', '--sandbox', 'none', '--shell', `${writes}; touch .started-${name}; while [ ! -e ${flag} ]; do sleep 0.05; done; rm .started-${name}`], {
       env: { ...process.env, AVFS_HOME: home },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -239,6 +243,10 @@ describe('avfs proxy exec --materialize', () => {
     assert.equal(await cat('small', '/a.txt'), 'a\n', 'nothing of the run was committed');
     assert.equal((await stat('small', '/f1')).error, 'NotFound');
     assert.ok(existsSync(join(env.result.materialized!.kept_aside!, 'f8')));
+    // Deleting the vault removes its working copy, and what was kept aside of it.
+    assert.ok(existsSync(workingTreeOf(home, 'small').replace(/\/tree$/, '')));
+    assert.equal((await json(['vault', 'delete', '--yes', 'small'])).code, 0);
+    assert.ok(!existsSync(workingTreeOf(home, 'small').replace(/\/tree$/, '')));
   });
 
   test('real git: a repository made in the copy is a sound repository in the vault, read through its FUSE mount', async () => {
@@ -276,6 +284,7 @@ describe('--materialize through a running vault host (exec/run, the request shap
   });
   after(async () => {
     await host?.stop();
+    rmSync(workRootOf(home), { recursive: true, force: true });
     t.cleanup();
   });
 

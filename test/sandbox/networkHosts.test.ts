@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { networkHostsOf } from '../../host/policy/networkHosts';
+import { remotesOf } from '../../host/proxy/gitRemotes';
 import type { DecisionPart } from '../../host/protocol/policy';
 
 const part = (argv: string[], networked = true): DecisionPart => ({
@@ -29,4 +30,19 @@ test('a networked part that names no host the policy can see makes the hosts unk
   assert.equal(networkHostsOf([part(['git', 'clone', 'ssh://git@github.com/org/repo.git'])]), null);
   assert.equal(networkHostsOf([part(['curl', 'https://a.example/', 'ftp://b.example/x'])]), null);
   assert.equal(networkHostsOf([part(['ls'], false)]), null);
+});
+
+test('a git remote the part names (origin when none) is looked up in the repository: its http(s) URL names the host', () => {
+  const urls: Record<string, string> = { origin: 'https://git.example.com/team/app.git', mirror: 'git@mirror.example:app.git' };
+  const lookup = (name: string) => urls[name] ?? null;
+  assert.deepEqual(networkHostsOf([part(['git', 'push'])], lookup), ['git.example.com']);
+  assert.deepEqual(networkHostsOf([part(['git', '-C', 'sub', 'fetch', '--prune', 'origin'])], lookup), ['git.example.com']);
+  assert.equal(networkHostsOf([part(['git', 'push', 'mirror'])], lookup), null, 'over ssh: not through the proxy');
+  assert.equal(networkHostsOf([part(['git', 'fetch', 'nowhere'])], lookup), null, 'an unknown remote');
+  assert.equal(networkHostsOf([part(['git', 'push'])]), null, 'nothing to look it up in');
+});
+
+test('remotes are read from a git config file', () => {
+  const config = '[core]\n\tbare = false\n[remote "origin"]\n\turl = https://a.example/x.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n[branch "main"]\n\tremote = origin\n[remote "up"]\n\turl = "http://b.example/y"\n';
+  assert.deepEqual([...remotesOf(config)], [['origin', 'https://a.example/x.git'], ['up', 'http://b.example/y']]);
 });

@@ -363,6 +363,28 @@ describe('sandbox: runs through a real host', () => {
     }
   });
 
+  test('a git remote\'s host is read from the repository: an approved `git ls-remote` reaches origin\'s host alone', async () => {
+    const approver = await client(w.avfs, {
+      name: 'test approver',
+      approver: true,
+      setup: (conn) => conn.onRequest('approval/request', (_req: ApprovalRequest) => ({ answer: 'approve_once' })),
+    });
+    try {
+      const setup = await exec(['--cwd', '/repo', '--shell', `git init -q . && git remote add origin http://localhost:${l.port}/repo.git`]);
+      assert.equal(setup.code, 0, setup.env.result.stderr);
+      const before = l.hits();
+      // The listener is no git server: git fails once it has its answer, but it got there through the proxy.
+      const { env } = await exec(['--cwd', '/repo', '--', 'git', 'ls-remote']);
+      assert.equal(env.result.approval?.outcome, 'approved');
+      assert.equal(env.result.sandbox?.network, 'filtered');
+      assert.deepEqual(env.result.sandbox?.network_hosts, ['localhost']);
+      assert.ok(l.hits() > before, `the remote's host was reached: ${env.result.stderr}`);
+      assert.deepEqual(env.result.sandbox?.violations, []);
+    } finally {
+      approver.close();
+    }
+  });
+
   test('--sandbox none behaves as before (once a person approves code it cannot read) and says so', async () => {
     const approver = await client(w.avfs, {
       name: 'test approver',
