@@ -18,7 +18,7 @@
 // <platform>` packs what .vscodeignore (an allow-list) names. --no-dependencies: vsce leaves the
 // top-level node_modules/ alone and takes no npm tree; everything else is bundled.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, closeSync, copyFileSync, cpSync, fstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, copyFileSync, cpSync, existsSync, fstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -42,8 +42,28 @@ export function currentTarget() {
   return `${musl ? 'alpine' : process.platform}-${arch}`;
 }
 
-/** The packages the bundle loads at run time (native modules and their loaders), shipped in dist/node_modules/. */
-export const RUNTIME_PACKAGES = ['better-sqlite3', 'bindings', 'file-uri-to-path', 'node-gyp-build', 'tree-sitter', 'tree-sitter-bash'];
+/**
+ * The packages the bundle loads at run time (native modules and their loaders), shipped in
+ * dist/node_modules/. The LMDB backend's: lmdb (its N-API binary is @lmdb/lmdb-linux-x64's, found by
+ * node-gyp-build-optional-packages with detect-libc), what its dist/index.cjs requires (msgpackr,
+ * ordered-binary, weak-lru-cache, @harperfast/extended-iterable), and msgpackr-extract with its
+ * binary, which msgpackr loads when it is there (it is, on linux-x64).
+ */
+export const RUNTIME_PACKAGES = [
+  'better-sqlite3', 'bindings', 'file-uri-to-path', 'node-gyp-build', 'tree-sitter', 'tree-sitter-bash',
+  'lmdb', '@lmdb/lmdb-linux-x64', 'msgpackr', 'msgpackr-extract', '@msgpackr-extract/msgpackr-extract-linux-x64',
+  'node-gyp-build-optional-packages', 'detect-libc', 'ordered-binary', 'weak-lru-cache', '@harperfast/extended-iterable',
+];
+
+/**
+ * The folder of an installed package, as Node's lookup from the checkout finds it (its package.json
+ * itself: lmdb's and msgpackr's `exports` do not export `./package.json`, so it cannot be resolved).
+ */
+function packageDir(name) {
+  const found = (requireHere.resolve.paths(name) ?? []).map((dir) => join(dir, name)).find((dir) => existsSync(join(dir, 'package.json')));
+  if (!found) throw new Error(`${name} is not installed (npm install)`);
+  return found;
+}
 
 /**
  * `avfs` for VS Code's integrated terminals (the extension puts bin/ first on their PATH): the CLI
@@ -93,10 +113,20 @@ export async function packageVsix({ outDir = root, log = () => {} } = {}) {
     if (shipped.version !== `v${VSIX_NODE_VERSION}`) throw new Error(`the stripped runtime runs ${shipped.version}`);
 
     const modules = join(stage, 'dist', 'node_modules');
+    // Only the files the allow-list ships, so that the check below loads what the user's editor will
+    // (a file the loader needs and the list leaves out fails the build here).
+    const allowed = allowMatcher(readFileSync(join(root, '.vscodeignore'), 'utf8'));
     for (const name of RUNTIME_PACKAGES) {
-      const from = dirname(requireHere.resolve(`${name}/package.json`));
+      const from = packageDir(name);
       // better-sqlite3's build/ holds the binary for the Node of `npm install`: the runtime's replaces it.
-      cpSync(from, join(modules, name), { recursive: true, filter: (f) => !(name === 'better-sqlite3' && relative(from, f).split(sep)[0] === 'build') });
+      cpSync(from, join(modules, name), {
+        recursive: true,
+        filter: (f) => {
+          const rel = relative(from, f);
+          if (name === 'better-sqlite3' && rel.split(sep)[0] === 'build') return false;
+          return statSync(f).isDirectory() || allowed(['dist', 'node_modules', name, ...rel.split(sep)].join('/'));
+        },
+      });
     }
     mkdirSync(join(modules, 'better-sqlite3', 'build', 'Release'), { recursive: true });
     copyFileSync(sqlite, join(modules, 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node'));
@@ -141,13 +171,28 @@ function nodeInfo(node) {
 
 /**
  * The native modules in `dist`'s node_modules load on `node` (or the build fails here rather than in
- * the user's editor): better-sqlite3 opens a database, the bash grammar parses a line.
+ * the user's editor): better-sqlite3 opens a database, the bash grammar parses a line, lmdb opens an
+ * environment in a temporary folder (single-file, as a vault), writes a key and reads it back, with
+ * msgpackr's native extension loaded. Run on the allow-list's files only, as they ship.
  */
 function nativeModulesLoad(node, dist) {
   const check = `
     const Database = require('better-sqlite3'); new Database(':memory:').close();
     const Parser = require('tree-sitter'); const p = new Parser(); p.setLanguage(require('tree-sitter-bash'));
-    if (p.parse('echo hi').rootNode.hasError) throw new Error('the bash grammar does not parse');`;
+    if (p.parse('echo hi').rootNode.hasError) throw new Error('the bash grammar does not parse');
+    const fs = require('node:fs'); const path = require('node:path');
+    const dir = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'avfs-lmdb-check-'));
+    try {
+      const env = require('lmdb').open({ path: path.join(dir, 'check.avfs'), noSubdir: true, maxDbs: 16, pageSize: 8192 });
+      const db = env.openDB({ name: 'check' });
+      db.putSync('key', { value: 'lmdb' });
+      if (db.get('key')?.value !== 'lmdb') throw new Error('lmdb does not read back what it wrote');
+      if (!require('msgpackr').isNativeAccelerationEnabled) throw new Error('msgpackr-extract does not load');
+      env.close().finally(() => fs.rmSync(dir, { recursive: true, force: true }));
+    } catch (e) {
+      fs.rmSync(dir, { recursive: true, force: true });
+      throw e;
+    }`;
   const r = spawnSync(node, ['-e', check], { cwd: dist, encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`the native modules do not load on the shipped runtime: ${r.stderr.trim().split('\n').slice(0, 8).join('\n')}`);
 }
@@ -173,6 +218,13 @@ export function unmatchedAllowLines(ignoreText, files) {
     }
   }
   return out;
+}
+
+/** Whether a path is one a `!` line of an ignore file (an allow-list) names. */
+function allowMatcher(ignoreText) {
+  const lines = ignoreText.split('\n').map((l) => l.trim()).filter((l) => l.startsWith('!'));
+  const matchers = lines.flatMap((l) => expandBraces(l.slice(1))).map((alt) => picomatch(alt, { dot: true }));
+  return (path) => matchers.some((match) => match(path));
 }
 
 /** `a/{b,c/{d,e}}` → `a/b`, `a/c/d`, `a/c/e`. */

@@ -65,6 +65,12 @@ const REQUIRED = [
   'dist/node_modules/node-gyp-build/node-gyp-build.js',
   // FUSE: avfs's own N-API addon, loaded from beside the bundle.
   'dist/avfs_fuse.node',
+  // LMDB: lmdb, its N-API binary (the one Node 24 loads) with its loader, and msgpackr's.
+  'dist/node_modules/lmdb/dist/index.cjs',
+  'dist/node_modules/@lmdb/lmdb-linux-x64/node.napi.glibc.node',
+  'dist/node_modules/node-gyp-build-optional-packages/node-gyp-build.js',
+  'dist/node_modules/msgpackr/dist/node.cjs',
+  'dist/node_modules/@msgpackr-extract/msgpackr-extract-linux-x64/node.napi.glibc.node',
 ];
 
 /** What never ships: sources, tests, maps, build inputs of the native modules, other platforms' binaries. */
@@ -75,6 +81,8 @@ const FORBIDDEN: [RegExp, string][] = [
   [/^(host|extension|webview|scripts|bench|docs|test)\//, "the checkout's own folders"],
   [/\.(c|cc|cpp|h|hpp|gyp|gypi)$|(^|\/)(src|deps)\//, 'native build inputs'],
   [/(^|\/)(darwin|win32)-|electron\.napi\.node$|libfuse/, 'another platform or runtime, or a bundled libfuse'],
+  // lmdb's and msgpackr-extract's prebuilds for Node 20 and 22 (abi115, abi127) and for musl: Node 24 loads the N-API glibc one.
+  [/\.abi\d+\.[a-z]+\.node$|\.musl\.node$/, "another Node's or libc's prebuild"],
   [/(^|\/)(?!LICENSE)[^/]*\.(md|markdown)$/i, 'documentation (the README ships as readme.md, licences as they are)'],
 ];
 
@@ -183,17 +191,19 @@ describe('the VSIX (npm run package)', { timeout: 900_000 }, () => {
     // particular, none of the lock file's dev dependencies. No top-level node_modules.
     assert.deepEqual(files.filter((f) => f.startsWith('node_modules/')), []);
     const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> };
-    const shipped = [...new Set(files.filter((f) => f.startsWith('dist/node_modules/')).map((f) => f.split('/')[2]!))].sort();
+    const packageOf = (f: string) => { const [scope, name] = f.split('/').slice(2); return scope!.startsWith('@') ? `${scope}/${name}` : scope!; };
+    const shipped = [...new Set(files.filter((f) => f.startsWith('dist/node_modules/')).map(packageOf))].sort();
     assert.deepEqual(shipped, [...RUNTIME_PACKAGES].sort());
     for (const name of shipped) assert.equal(lock.packages[`node_modules/${name}`]?.dev, undefined, `${name} is a dev dependency`);
 
     // Top-level dist/ only: the VS Code tests' bundles (dist/test/) stay out.
     assert.deepEqual(files.filter((f) => f.startsWith('dist/') && !f.startsWith('dist/node_modules/')).sort(), ['dist/avfs-core.js', 'dist/avfs-core.js.cache', 'dist/avfs-mcp.js', 'dist/avfs-ops-worker.js', 'dist/avfs-policy.js', 'dist/avfs-policy.js.cache', 'dist/avfs-runner.js', 'dist/avfs.js', 'dist/avfs_fuse.node', 'dist/extension-core.js', 'dist/extension.js', 'dist/webview.js']);
-    // Size: the Node binary (109 MB stripped) is most of it, about 42 MiB packed; the limit is 60 MiB.
-    // The whole of better-sqlite3 (its SQLite sources) or a source tree would break the file count.
+    // Size: the Node binary (109 MB stripped) is most of it, about 44 MiB packed (LMDB's binary 1.1 MiB
+    // of it); the limit is 60 MiB. The whole of better-sqlite3 (its SQLite sources), lmdb's src/ and
+    // dependencies/ (the LMDB C sources) or a source tree would break the file count (86 files).
     const bytes = readFileSync(vsix).length;
     assert.ok(bytes > 20 << 20 && bytes <= 60 << 20, `${bytes} bytes`);
-    assert.ok(files.length < 80, `${files.length} files`);
+    assert.ok(files.length < 100, `${files.length} files`);
   });
 
   test("its entry, what VS Code loads and counts as the activation, is a few hundred bytes with no zod; the rest is the core it loads after", () => {
@@ -266,6 +276,45 @@ describe('the VSIX (npm run package)', { timeout: 900_000 }, () => {
     } finally {
       await client.close();
     }
+  });
+
+  test('installed, its `avfs` creates, writes, checkpoints and reads an LMDB vault on the shipped Node, with no node on PATH', async () => {
+    const dist = join(installed, 'dist');
+    const cwd = join(t.dir, 'elsewhere-lmdb');
+    mkdirSync(cwd);
+    const home = join(t.dir, 'avfs-home-lmdb');
+    const env = isolatedEnv(noNodePath, { AVFS_HOME: home });
+    const shipped = join(installed, 'runtime', 'bin', 'node');
+
+    // lmdb and its binary, and msgpackr's, load from the installed folder (msgpackr runs without its
+    // native extension when that does not load: checked here, not left to a silent fallback).
+    const loaded = await run(shipped, ['-e', "require(require.resolve('lmdb', { paths: [process.argv[1]] })); console.log(JSON.stringify({ native: Object.keys(require.cache).filter((f) => f.endsWith('.node')).sort(), accelerated: require(require.resolve('msgpackr', { paths: [process.argv[1]] })).isNativeAccelerationEnabled }))", dist], { cwd, env });
+    assert.equal(loaded.code, 0, loaded.stderr);
+    const modules = join(dist, 'node_modules');
+    assert.deepEqual(JSON.parse(loaded.stdout), {
+      native: [join(modules, '@lmdb', 'lmdb-linux-x64', 'node.napi.glibc.node'), join(modules, '@msgpackr-extract', 'msgpackr-extract-linux-x64', 'node.napi.glibc.node')],
+      accelerated: true,
+    });
+
+    const avfs = async (...args: string[]) => {
+      const r = await run(join(installed, 'bin', 'avfs'), args, { cwd, env });
+      assert.equal(r.code, 0, `avfs ${args.join(' ')}: ${r.stdout}\n${r.stderr}`);
+      return r.stdout;
+    };
+    await avfs('vault', 'create', 'lm', '--backend', 'lmdb');
+    await avfs('--vault', 'lm', 'write', '/notes.txt', 'first');
+    await avfs('--vault', 'lm', 'checkpoint', 'save', 'one');
+    await avfs('--vault', 'lm', 'write', '/notes.txt', 'second');
+    assert.equal(await avfs('--vault', 'lm', 'cat', '/notes.txt'), 'second');
+    await avfs('--vault', 'lm', 'checkpoint', 'restore', 'one');
+    assert.equal(await avfs('--vault', 'lm', 'cat', '/notes.txt'), 'first');
+    const info = JSON.parse(await avfs('--json', 'vault', 'info', 'lm')) as { backend: string; path: string; checkpoints: string[] };
+    assert.equal(info.backend, 'lmdb');
+    assert.equal(info.path, join(home, 'vaults', 'lm.avfs'));
+    assert.ok(info.checkpoints.includes('one'), JSON.stringify(info.checkpoints));
+    // An LMDB file, not a SQLite one: its first (meta) page's header carries LMDB's magic, 0xBEEFC0DE.
+    const head = readFileSync(info.path).subarray(0, 64);
+    assert.ok(head.includes(Buffer.from([0xde, 0xc0, 0xef, 0xbe])) && !head.toString('latin1').startsWith('SQLite format 3'), head.toString('hex'));
   });
 
   for (const machine of ['Node 22', 'Node 24', 'no Node'] as const) {
