@@ -114,7 +114,12 @@ export class ChangeWatcher {
     }
     if (!known) {
       // A new vault (created, forked, or copied in): everything in its journal so far is its creation.
-      this.lastSeq.set(name, this.maxSeq(name));
+      // Its creator claims the file before it writes the schema: until the vault reads, look again
+      // (its next writes wake us too) rather than tell it, and fail on it, half made. A file that
+      // never reads as a vault is told once the looks run out, as before.
+      const seq = this.readableSeq(name);
+      if (seq === undefined && (this.rechecks.get(name) ?? 0) < RECHECKS) return false;
+      this.lastSeq.set(name, seq ?? 0);
       this.emit({ vault: name, kind: 'created', changes: [], truncated: false });
       return true;
     }
@@ -140,10 +145,17 @@ export class ChangeWatcher {
   }
 
   private maxSeq(name: string): number {
+    return this.readableSeq(name) ?? 0;
+  }
+
+  /** The vault's last journal seq, or undefined while it does not read as a vault. */
+  private readableSeq(name: string): number | undefined {
     try {
       return this.vault(name).journal.maxSeq();
     } catch {
-      return 0;
+      this.open.get(name)?.close();
+      this.open.delete(name);
+      return undefined;
     }
   }
 
