@@ -67,6 +67,7 @@ describe('CLI --json output is the operation\'s result', () => {
     await check(['vault', 'use', 'c'], 'vault/use');
     await check(['vault', 'fork', 'c', 'f1'], 'vault/fork');
     await check(['vault', 'upgrade', 'c'], 'vault/upgrade');
+    await check(['vault', 'convert', 'v2', '--backend', process.env.AVFS_TEST_BACKEND === 'lmdb' ? 'sqlite' : 'lmdb'], 'vault/convert');
     await check(['vault', 'delete', 'f1', '--yes'], 'vault/delete');
   });
 
