@@ -410,8 +410,12 @@ echo $? > ${results}/exec.rc
         // and the activate() call), printed: on this shared machine it swings with the load and with
         // the other extensions that start in the same burst (their code loading falls inside every
         // count), so `npm run bench -- activation` compares it side by side with the one-bundle way.
-        const { text } = await runningExtensionActivation(page, pkg.displayName);
-        process.stdout.write(`# ${machine}: Show Running Extensions says "${text}" (load average ${loadavg()[0]!.toFixed(1)})\n`);
+        // Only printed, never asserted: a loaded machine can keep the editor from drawing its row in time.
+        const figure = await runningExtensionActivation(page, pkg.displayName).then(
+          ({ text }) => `says "${text}"`,
+          (e: unknown) => `could not be read (${e instanceof Error ? e.message.split('\n')[0] : String(e)})`,
+        );
+        process.stdout.write(`# ${machine}: Show Running Extensions ${figure} (load average ${loadavg()[0]!.toFixed(1)})\n`);
       } finally {
         await browser?.context.close();
         await server.stop();
