@@ -147,3 +147,26 @@ test('three windows starting at once: one host, all three on it, the others told
     t.cleanup();
   }
 });
+
+test('a --stdio host whose parent stopped reading (its stdout and stderr pipes broken) keeps serving: writing to them does not end it', async () => {
+  const t = tempDir('avfs-life-');
+  const home = t.dir;
+  const child = spawn(process.execPath, [CLI, 'host', '--stdio', '--idle-exit', '60000'], { env: { ...process.env, AVFS_HOME: home }, stdio: ['pipe', 'pipe', 'pipe'] });
+  try {
+    await runJson(['vault', 'create', 'main'], { home });
+    assert.ok(await waitFor(() => hostRunning(home), 20_000), 'the host started');
+    // The parent's ends of stdout and stderr close (its stdin stays open: the parent is not gone yet).
+    child.stdout!.destroy();
+    child.stderr!.destroy();
+    // Each write is told to every client, the stdio one too, and logged: writes into the broken pipes.
+    for (let i = 0; i < 5; i++) assert.equal((await runCli(['--vault', 'main', 'write', `/f${i}.txt`, 'x'], { home })).code, 0);
+    await new Promise((r) => setTimeout(r, 500));
+    const status = await runJson(['host', 'status'], { home });
+    assert.equal(status.json.pid, child.pid, `the host still serves: ${JSON.stringify(status.json)}`);
+    assert.equal(child.exitCode, null);
+    assert.equal(child.signalCode, null);
+  } finally {
+    child.kill('SIGKILL');
+    t.cleanup();
+  }
+});

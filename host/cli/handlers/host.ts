@@ -29,8 +29,12 @@ export const STDIO_IDLE_EXIT_MS = 60_000;
 export const hostHandlers = {
   'host.start': async (ctx: CliContext, opts: { stdio?: boolean; approvalTimeout: string; idleExit?: string; slowClientTimeout: string; workers?: string; verbose?: boolean }) => {
     const { VaultHost } = await import('../../daemon/server');
+    // A host outlives the window that started it: a broken stdout or stderr is a reader gone, not a
+    // reason to end (the CLI's own rule, die of EPIPE as coreutils do, is taken off for the host).
     // Once the parent of a --stdio host is gone, so is (usually) the stderr it read: log no more there.
     let logToStderr = true;
+    for (const stream of [process.stdout, process.stderr]) stream.removeAllListeners('error');
+    process.stdout.on('error', () => undefined);
     process.stderr.on('error', () => (logToStderr = false));
     const h = new VaultHost({
       home: await ctx.home(),
