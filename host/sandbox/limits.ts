@@ -25,9 +25,8 @@ export interface RunCgroups {
    * `tasks` (that one thread: the start shell has no other), cgroup v2's `cgroup.procs`. Moving a
    * whole process (v1's cgroup.procs, or v2's) takes the kernel's global threadgroup lock for
    * writing, which waits for an RCU grace period: 10-25 ms here, far more on a loaded machine and
-   * most of what the sandbox cost a run. Moving the writing thread itself into v1's `tasks` skips
-   * that lock where the kernel has the single-thread shortcut (Linux 6.2 and later; measured
-   * ≈ 0.1 ms here, docs/exec.md).
+   * most of what the sandbox cost a run. A thread moving itself into v1's `tasks` skips that
+   * lock (the kernel's shortcut for a single thread: ≈ 0.5 ms here on Linux 6.18, docs/exec.md).
    */
   join: string[];
   /** What the kernel counted against the limits. */
