@@ -65,6 +65,40 @@ const toRow = (ino: number, v: InodeVal): InodeRow => ({
   ctime_ns: v[10],
 });
 
+/**
+ * Keys as their stored bytes, for the raw handles on the tree databases. Not lmdb-js's 'binary'
+ * key encoding: that would give the database a second comparator, and these databases compare
+ * keys with lmdb-js's word-wise ordered-binary comparator, which reads a key's last word whole
+ * and so needs the bytes after it zeroed (as lmdb-js's own key writer leaves them).
+ */
+const RAW_KEYS = {
+  writeKey(key: Buffer, target: Buffer, start: number): number {
+    target.set(key, start);
+    const end = start + key.length;
+    target.fill(0, end, Math.min(end + 4, target.length));
+    return end;
+  },
+  readKey: (target: Buffer, start: number, end: number): Buffer => Buffer.from(target.subarray(start, end)),
+  /** lmdb-js asks a key encoder for this to keep the ordered-binary comparator (nothing to do: the bytes are already ordered-binary keys). */
+  enableNullTermination(): void {},
+};
+
+const prefixes = new Map<TreeId, Buffer>();
+/**
+ * The bytes every key of tree `tree` starts with in the tree databases ([tree, …] in lmdb-js's
+ * ordered-binary key encoding: the number, then the 0 byte that ends an array element); keys of
+ * one tree sort together, so [prefix(t), prefix(t + 1)) is exactly tree t.
+ */
+function treePrefix(tree: TreeId): Buffer {
+  let p = prefixes.get(tree);
+  if (p) return p;
+  const encode = (driver() as unknown as { keyValueToBuffer: (k: Key) => Buffer }).keyValueToBuffer;
+  p = Buffer.concat([encode([tree]), Buffer.from([0])]);
+  if (!encode([tree, 1, 'x']).subarray(0, p.length).equals(p)) throw new AvfsError('Internal', `lmdb's key encoding is not what this avfs expects (tree ${tree})`);
+  prefixes.set(tree, p);
+  return p;
+}
+
 const toJournal = (seq: number, v: JournalVal): JournalRow => ({
   seq,
   ts_ms: v[0],
@@ -97,6 +131,8 @@ export class LmdbMeta implements MetaStore, ChunkTable {
   private readonly dbCpNames: Database<number, string>;
   private readonly dbJournal: Database<JournalVal, number>;
   private readonly dbChunks: Database<Buffer, Buffer>;
+  /** The four tree databases again, as raw bytes (copying and dropping trees moves bytes, decoding nothing). */
+  private readonly rawTrees: Array<Database<Buffer, Buffer>>;
   private depth = 0;
   private writing = false;
   private open = true;
@@ -110,7 +146,11 @@ export class LmdbMeta implements MetaStore, ChunkTable {
     const st = statSync(file);
     this.opened = { dev: st.dev, ino: st.ino };
     try {
-      this.env = driver().open({ path: file, noSubdir: true, maxDbs: 16, readOnly: this.readonly, pageSize: 8192 });
+      // noMetaSync: a commit syncs its data pages but not the meta page that makes it current
+      // (that goes to disk with the next commit's sync). A kill -9 loses nothing; a power loss
+      // keeps the file consistent and may undo the last commit. The nearest LMDB has to the
+      // SQLite store's WAL with synchronous=NORMAL (docs/performance.md, "Storage backends").
+      this.env = driver().open({ path: file, noSubdir: true, maxDbs: 16, readOnly: this.readonly, pageSize: 8192, noMetaSync: !this.readonly });
     } catch (e) {
       throw new AvfsError('StorageError', `vault file ${file} cannot be used: ${(e as Error).message}`, { file, reason: (e as Error).message });
     }
@@ -125,6 +165,8 @@ export class LmdbMeta implements MetaStore, ChunkTable {
     this.dbCpNames = sub('cpnames');
     this.dbJournal = sub('journal');
     this.dbChunks = sub('chunks', { keyEncoding: 'binary', encoding: 'binary' });
+    const raw = (name: string) => sub<Buffer, Buffer>(name, { keyEncoder: RAW_KEYS, encoding: 'binary' });
+    this.rawTrees = [raw('inodes'), raw('dentries'), raw('symlinks'), raw('extents')];
     if (opts.create) {
       this.write(() => {
         this.dbState.putSync('schema', LMDB_SCHEMA_VERSION);
@@ -498,6 +540,20 @@ export class LmdbMeta implements MetaStore, ChunkTable {
     for (const k of keys) db.removeSync(k);
   }
 
+  /** Deletes every entry of tree `tree` from the raw database `db`. */
+  private dropRaw(db: Database<Buffer, Buffer>, tree: TreeId): void {
+    const keys = [...db.getKeys({ start: treePrefix(tree), end: treePrefix(tree + 1) })];
+    for (const k of keys) db.removeSync(k);
+  }
+
+  /** Copies every entry of tree `from` in the raw database `src` to tree `to` of `db`, as bytes: the key's tree prefix is swapped. */
+  private copyRaw(db: Database<Buffer, Buffer>, from: TreeId, to: TreeId, src: Database<Buffer, Buffer> = db): void {
+    const fromPrefix = treePrefix(from);
+    const toPrefix = treePrefix(to);
+    const rows = [...src.getRange({ start: fromPrefix, end: treePrefix(from + 1) }).map(({ key, value }) => [Buffer.concat([toPrefix, key.subarray(fromPrefix.length)]), Buffer.from(value)] as const)];
+    for (const [k, v] of rows) db.putSync(k, v);
+  }
+
   /** Copies every entry of `db` in tree `from` to tree `to`, optionally only those `keep` accepts. */
   private copyRange<V>(db: Database<V, Key>, from: TreeId, to: TreeId, keep?: (key: Key, value: V) => boolean, src: Database<V, Key> = db): void {
     const rows = [...src.getRange({ start: [from], end: [from + 1] })];
@@ -509,8 +565,8 @@ export class LmdbMeta implements MetaStore, ChunkTable {
 
   // ---- chunks ----
   chunkGet(hash: Buffer): Buffer | undefined {
-    const d = this.dbChunks.get(hash);
-    return d ? Buffer.from(d) : undefined;
+    // One copy out of the map (getBinary's own), owned by the caller.
+    return this.dbChunks.getBinary(hash);
   }
   chunkPut(hash: Buffer, data: Uint8Array): void {
     if (this.dbChunks.doesExist(hash)) return;
@@ -696,34 +752,30 @@ export class LmdbMeta implements MetaStore, ChunkTable {
     this.dbCpNames.removeSync(r.name);
     this.dbCps.removeSync(id);
   }
-  private trees(): Array<Database<unknown, Key>> {
-    return [this.dbInodes, this.dbDentries, this.dbSymlinks, this.dbExtents] as Array<Database<unknown, Key>>;
-  }
   snapshotLive(id: TreeId): boolean {
     // Files unlinked but still open on a mount (nlink 0) are not part of the tree.
-    const named = (ino: number) => (this.dbInodes.get([LIVE, ino])?.[3] ?? 0) > 0;
-    let whole = true;
-    this.copyRange(this.dbInodes, LIVE, id, (_k, v) => {
-      if (v[3] > 0) return true;
-      whole = false;
-      return false;
-    });
-    this.copyRange(this.dbDentries, LIVE, id);
-    this.copyRange(this.dbSymlinks, LIVE, id);
-    this.copyRange(this.dbExtents, LIVE, id, whole ? undefined : (k) => named(k[1] as number));
-    return whole;
+    const orphans = new Set(this.orphans());
+    if (orphans.size === 0) {
+      for (const db of this.rawTrees) this.copyRaw(db, LIVE, id);
+      return true;
+    }
+    this.copyRange(this.dbInodes, LIVE, id, (k) => !orphans.has(k[1] as number));
+    this.copyRaw(this.rawTrees[1]!, LIVE, id);
+    this.copyRaw(this.rawTrees[2]!, LIVE, id);
+    this.copyRange(this.dbExtents, LIVE, id, (k) => !orphans.has(k[1] as number));
+    return false;
   }
   copyTree(from: TreeId, to: TreeId): void {
-    for (const db of this.trees()) this.copyRange(db, from, to);
+    for (const db of this.rawTrees) this.copyRaw(db, from, to);
   }
   restoreTree(id: TreeId): void {
-    for (const db of this.trees()) {
-      this.removeRange(db, [LIVE], [LIVE + 1]);
-      this.copyRange(db, id, LIVE);
+    for (const db of this.rawTrees) {
+      this.dropRaw(db, LIVE);
+      this.copyRaw(db, id, LIVE);
     }
   }
   dropTree(id: TreeId): void {
-    for (const db of this.trees()) this.removeRange(db, [id], [id + 1]);
+    for (const db of this.rawTrees) this.dropRaw(db, id);
   }
   treeCounts(id: TreeId): { files: number; bytes: number } {
     let files = -1;
@@ -781,8 +833,8 @@ export class LmdbMeta implements MetaStore, ChunkTable {
         src.setMeta(FORK_KEY_PREFIX + forkName, new Date().toISOString());
         this.write(() => {
           for (const [db, sdb] of this.pairs(src)) {
-            this.removeRange(db, [LIVE], [LIVE + 1]);
-            this.copyRange(db, LIVE, LIVE, undefined, sdb);
+            this.dropRaw(db, LIVE);
+            this.copyRaw(db, LIVE, LIVE, sdb);
           }
           this.dbState.putSync('counters', src.dbState.get('counters'));
           for (const prefix of ['quota.', 'policy.', 'base.']) {
@@ -794,7 +846,7 @@ export class LmdbMeta implements MetaStore, ChunkTable {
             const cp = name === undefined ? undefined : src.checkpointByName(name);
             if (!cp || this.checkpointByName(cp.name)) continue;
             this.insertCheckpoint(cp);
-            for (const [db, sdb] of this.pairs(src)) this.copyRange(db, cp.id, cp.id, undefined, sdb);
+            for (const [db, sdb] of this.pairs(src)) this.copyRaw(db, cp.id, cp.id, sdb);
           }
           record();
         });
@@ -804,9 +856,8 @@ export class LmdbMeta implements MetaStore, ChunkTable {
     }
   }
 
-  private pairs(src: LmdbMeta): Array<[Database<unknown, Key>, Database<unknown, Key>]> {
-    const mine = this.trees();
-    const theirs = src.trees();
-    return mine.map((db, i) => [db, theirs[i]!]);
+  private pairs(src: LmdbMeta): Array<[Database<Buffer, Buffer>, Database<Buffer, Buffer>]> {
+    return this.rawTrees.map((db, i) => [db, src.rawTrees[i]!]);
   }
+
 }
