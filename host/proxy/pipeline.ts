@@ -34,6 +34,7 @@ import {
   type MaterializedRecord,
 } from '../protocol/exec';
 import type { Decision, PolicyCommand } from '../protocol/policy';
+import { shellWord } from '../protocol/shellWord';
 import type { SandboxMode, SandboxRecord } from '../protocol/sandbox';
 import { decideOnce, type PolicyEngine, refuseCheckpointOptOut } from '../policy/engine';
 import { effectiveRuleSets } from '../policy/sources';
@@ -158,11 +159,7 @@ class ExecRun {
 
 function describeCommand(cmd: PolicyCommand): { text: string; mode: 'argv' | 'shell'; argv: string[] } {
   if ('shell' in cmd) return { text: cmd.shell, mode: 'shell', argv: ['bash', '-c', cmd.shell] };
-  return { text: cmd.argv.map(quoteArg).join(' '), mode: 'argv', argv: cmd.argv };
-}
-
-function quoteArg(a: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`;
+  return { text: cmd.argv.map(shellWord).join(' '), mode: 'argv', argv: cmd.argv };
 }
 
 /** What the policy judges: the command, with any variables the caller sets for it in front (`env K=V …`). */
