@@ -51,15 +51,17 @@ test('a git remote the part names (the one git picks when none) is looked up in 
   assert.deepEqual(networkHostsOf([part(['git', 'push', 'https://other.example/x.git'])], () => null), ['other.example'], 'a URL operand needs no repository');
 });
 
+/** insteadOf (two, one longer), pushInsteadOf, and remotes with and without pushurls. */
+const REWRITES = [
+  '[url "https://mirror.example/"]\n\tinsteadOf = https://github.com/\n\tinsteadOf = gh:',
+  '[url "https://longer.example/team/"]\n\tinsteadOf = https://github.com/team/',
+  '[url "https://push.example/"]\n\tpushInsteadOf = https://github.com/',
+  '[remote "origin"]\n\turl = https://github.com/team/app.git',
+  '[remote "fork"]\n\turl = https://github.com/me/app.git\n\tpushurl = https://github.com/me/push.git\n\tpushurl = https://second.example/app.git',
+].join('\n');
+
 test('insteadOf, pushInsteadOf and pushurl are followed as git follows them; a push reaches every push URL', () => {
-  const config = [
-    '[url "https://mirror.example/"]\n\tinsteadOf = https://github.com/\n\tinsteadOf = gh:',
-    '[url "https://longer.example/team/"]\n\tinsteadOf = https://github.com/team/',
-    '[url "https://push.example/"]\n\tpushInsteadOf = https://github.com/',
-    '[remote "origin"]\n\turl = https://github.com/team/app.git',
-    '[remote "fork"]\n\turl = https://github.com/me/app.git\n\tpushurl = https://github.com/me/push.git\n\tpushurl = https://second.example/app.git',
-    '[remote "two"]\n\turl = https://a.example/x\n\turl = https://b.example/x',
-  ].join('\n');
+  const config = REWRITES + '\n[remote "two"]\n\turl = https://a.example/x\n\turl = https://b.example/x';
   const lookup = repo(config);
   // Fetching: insteadOf, the longest prefix winning.
   assert.deepEqual(networkHostsOf([part(['git', 'fetch'])], lookup), ['longer.example']);
@@ -121,14 +123,7 @@ test('git config text is read as git reads it: sections, subsections, quotes, co
 test('the resolution agrees with real git: `git remote get-url` and `git ls-remote --get-url` on the same configuration', () => {
   const dir = mkdtempSync(join(tmpdir(), 'avfs-gitcfg-'));
   try {
-    const config = [
-      '[url "https://mirror.example/"]\n\tinsteadOf = https://github.com/\n\tinsteadOf = gh:',
-      '[url "https://longer.example/team/"]\n\tinsteadOf = https://github.com/team/',
-      '[url "https://push.example/"]\n\tpushInsteadOf = https://github.com/',
-      '[remote "origin"]\n\turl = https://github.com/team/app.git',
-      '[remote "fork"]\n\turl = https://github.com/me/app.git\n\tpushurl = https://github.com/me/push.git\n\tpushurl = https://second.example/app.git',
-      '[remote "two"]\n\turl = https://a.example/x\n\turl = gh:b/x',
-    ].join('\n');
+    const config = REWRITES + '\n[remote "two"]\n\turl = https://a.example/x\n\turl = gh:b/x';
     const git = (...a: string[]) => {
       const r = spawnSync('git', a, { cwd: dir, encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' } });
       assert.equal(r.status, 0, r.stderr);
