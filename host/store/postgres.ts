@@ -800,7 +800,7 @@ export class PgMeta implements MetaStore, ChunkTable {
     const ex = extra ? [...extra()].map((h) => `'${h.toString('hex')}'`) : [];
     const v = this.id;
     return this.rows(`
-      SELECT array_agg(DISTINCT e.tree) AS ids, COALESCE(MAX(length(c.data)), 0) AS bytes
+      SELECT array_agg(DISTINCT e.tree)::int[] AS ids, COALESCE(MAX(length(c.data)), 0) AS bytes
       FROM ${S}.extents e LEFT JOIN ${S}.chunks c ON c.vault = ${v} AND c.hash = e.hash
       WHERE e.vault = ${v} AND e.tree != 0
         AND NOT EXISTS (SELECT 1 FROM ${S}.extents l WHERE l.vault = ${v} AND l.tree = 0 AND l.hash = e.hash)
