@@ -53,10 +53,10 @@ import { prepareOutputPipes } from './pipes';
 import { stopGroup } from './processGroup';
 import { runCommand, type RunOptions, type RunResult } from './runner';
 import type { SandboxSpec } from '../sandbox/bwrap';
-import { loadSandboxSettings, planSandbox, sandboxRecordOf, unsandboxedRecord } from '../sandbox/plan';
+import { homeReadOnly, loadSandboxSettings, planSandbox, sandboxRecordOf, unsandboxedRecord } from '../sandbox/plan';
 import { sandboxSupport } from '../sandbox/probe';
 import { networkHostsOf } from '../policy/networkHosts';
-import { gitRemotesIn } from './gitRemotes';
+import { gitRemotesIn, globalGitConfigs } from './gitRemotes';
 import { WorkingCopy, workingTreeOf } from './workingCopy';
 
 const TRANSITIONS: Record<ExecState, readonly ExecState[]> = {
@@ -358,7 +358,10 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
     if (mode === 'workspace' && supported?.ok && sandboxSettings) {
       const networked = decision.categories.includes('networked');
       // The hosts the policy read from the command's network parts; null: not known, the whole network.
-      const hosts = networked ? networkHostsOf(decision.parts, gitRemotesIn(vfs, vaultCwd)) : null;
+      // Git inside reads the global files the private home shows (sandbox.json's home_read_only).
+      const shown = networked ? homeReadOnly(sandboxSettings, homedir(), deps.home.dir) : [];
+      const gitGlobals = globalGitConfigs(homedir()).filter((f) => shown.some((p) => f === p || f.startsWith(`${p}/`)));
+      const hosts = networked ? networkHostsOf(decision.parts, gitRemotesIn(vfs, vaultCwd, gitGlobals)) : null;
       spec = planSandbox({
         bwrap: supported.bwrap,
         userns: supported.userns,
