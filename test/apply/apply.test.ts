@@ -27,7 +27,7 @@ function snapshot(root: string): Record<string, string> {
       else if (st.isDirectory()) {
         out[r] = `dir ${bits}`;
         walk(r);
-      } else out[r] = `file ${bits} ${fs.readFileSync(join(root, r)).toString('base64')}`;
+      } else out[r] = `file ${bits} ${Math.floor(st.mtimeMs)} ${fs.readFileSync(join(root, r)).toString('base64')}`;
     }
   };
   walk('');
@@ -339,6 +339,9 @@ describe('avfs vault create --from, apply, vault sync', () => {
       await avfs('mv', '/run.sh', '/run2.sh');
       await avfs('write', '-p', '/a/b/c.txt', 'deep\n');
       await avfs('chmod', '600', '/.gitignore');
+      // Times well away from a millisecond's edge: a file rewritten in place gets its mtime back to
+      // the microsecond (what Node's utimes carries), and the snapshot shows it to the millisecond.
+      for (const f of ['src/app.py', '.gitignore', 'README.md']) fs.utimesSync(join(proj, f), 1_600_000_000.123456, 1_600_000_000.123456);
       const before = snapshot(proj);
       const planned = await cli(['apply', '--dry-run']);
       const child = spawn(process.execPath, [CLI, 'apply'], { env: { ...process.env, AVFS_HOME: home, AVFS_TEST_APPLY_HOLD: String(hold) }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -365,6 +368,47 @@ describe('avfs vault create --from, apply, vault sync', () => {
       assert.equal(fs.existsSync(join(proj, 'src', 'util.py')), false);
     });
   }
+
+  test('a write refused half-way through an apply rolls back what it had rewritten in place: bytes, bits and mtime', async (tc) => {
+    const { proj, cli, avfs } = await setup();
+    await avfs('write', '/src/app.py', 'print("agent")\n');
+    await avfs('chmod', '700', '/src/app.py');
+    await avfs('write', '/src/util.py', 'agent\n');
+    await avfs('write', '/zz.txt', 'new\n');
+    for (const f of ['src/app.py', 'src/util.py']) fs.utimesSync(join(proj, f), 1_600_000_000.123456, 1_600_000_000.123456);
+    // An immutable file: even root's write to it fails (EPERM), after app.py was rewritten.
+    const locked = join(proj, 'src', 'util.py');
+    try {
+      execFileSync('chattr', ['+i', locked], { stdio: 'pipe' });
+    } catch (e) {
+      tc.skip(`chattr +i is not possible here: ${(e as Error).message}`);
+      return;
+    }
+    tc.after(() => execFileSync('chattr', ['-i', locked]));
+    const before = snapshot(proj);
+    const ino = fs.statSync(join(proj, 'src', 'app.py')).ino;
+    const r = await cli(['apply']);
+    assert.equal(r.json.error, 'PermissionDenied', JSON.stringify(r.json));
+    assert.equal(r.code, ERROR_TABLE.PermissionDenied.exit);
+    assert.deepEqual(snapshot(proj), before, 'app.py has its old bytes, bits and mtime; zz.txt is gone');
+    assert.equal(fs.statSync(join(proj, 'src', 'app.py')).ino, ino, 'the same file, rewritten in place');
+    assert.deepEqual(fs.readdirSync(proj).filter((x) => x.startsWith('.avfs-apply-')), [], 'no staging folder left');
+    execFileSync('chattr', ['-i', locked]);
+    const again = await cli(['apply']);
+    assert.equal(again.code, 0, JSON.stringify(again.json));
+    assert.equal(fs.readFileSync(join(proj, 'src', 'util.py'), 'utf8'), 'agent\n');
+    assert.equal(fs.statSync(join(proj, 'src', 'app.py')).mode & 0o777, 0o700);
+  });
+
+  test('a project file with a second name elsewhere is replaced, not rewritten: the other name keeps its bytes', async () => {
+    const { proj, cli, avfs } = await setup();
+    fs.linkSync(join(proj, 'src', 'app.py'), join(proj, '..', 'app-elsewhere.py'));
+    await avfs('write', '/src/app.py', 'print("agent")\n');
+    const r = await cli(['apply']);
+    assert.equal(r.code, 0, JSON.stringify(r.json));
+    assert.equal(fs.readFileSync(join(proj, 'src', 'app.py'), 'utf8'), 'print("agent")\n');
+    assert.equal(fs.readFileSync(join(proj, '..', 'app-elsewhere.py'), 'utf8'), 'print("hello")\n');
+  });
 
   test('paths that would leave the project are refused, with nothing written', async () => {
     const { proj, cli, avfs } = await setup();
