@@ -9,7 +9,10 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSyn
 import { tmpdir } from 'node:os';
 import { dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
 import { buildFuseAddon } from './native.mjs';
+
+const requireHere = createRequire(import.meta.url);
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
@@ -26,8 +29,7 @@ const common = {
   // (so the CLI's code cache covers it) and given its binary's path (host/store/db.ts), so its
   // `bindings` helper, which would look for the binary beside the bundle, is never loaded. Its
   // package.json stays outside: it is how the binary's folder is found at run time. lmdb (the LMDB
-  // backend, loaded on the first LMDB vault) finds its prebuilt binary from its package folder; pg runs in
-  // the PostgreSQL backend's worker thread, which requires it by path (host/store/pgSync.ts).
+  // backend, loaded on the first LMDB vault) finds its prebuilt binary from its package folder.
   external: ['better-sqlite3/package.json', 'bindings', 'lmdb', 'pg', 'tree-sitter', 'tree-sitter-bash', 'tree-sitter-bash/package.json', 'vscode'],
   // import() becomes require(): the CLI's core is compiled with V8's code cache through a
   // vm.Script (host/cli/bundleLoader.ts), which has no loader for import().
@@ -227,6 +229,10 @@ export async function buildProduct({ outdir = dist, production = false, node = p
   for (const core of ['avfs-core.js', 'avfs-policy.js']) asciiOnly(join(outdir, core));
   // The process that starts the vault host's commands (host/proxy/runnerClient.ts).
   await build({ ...options, entryPoints: [join(root, 'host/proxy/runnerProcess.ts')], outfile: join(outdir, 'avfs-runner.js') });
+  // npm pg, for the PostgreSQL backend's worker thread and the host's LISTEN connections, which
+  // require it by path (host/store/pgSync.ts): one file, no node_modules to ship. Its optional
+  // native and Cloudflare transports are never loaded.
+  await build({ ...options, entryPoints: [requireHere.resolve('pg')], outfile: join(outdir, 'avfs-pg.js'), external: ['pg-native', 'pg-cloudflare'] });
   // The vault host's operation threads (host/daemon/pool.ts).
   await build({ ...options, entryPoints: [join(root, 'host/daemon/opsWorker.ts')], outfile: join(outdir, 'avfs-ops-worker.js'), plugins: [zodTrimmed] });
   writeCodeCache(outdir, node);

@@ -74,6 +74,13 @@ export function convertVault(home: AvfsHome, name: string, backend: BackendKind)
   const from = src.kind;
   try {
     if (from === backend) throw new AvfsError('InvalidInput', `vault ${name} is on ${backend} already`, { vault: name, backend });
+    if (from === 'postgres' || backend === 'postgres') {
+      // A vault on a server is shared by other homes, which a local copy would leave behind.
+      throw new AvfsError('NotSupported', `vault convert copies between this home's backends (sqlite, lmdb); vault ${name} ${from === 'postgres' ? 'is on a server' : 'cannot be moved onto a server by convert'}`, {
+        vault: name,
+        backend,
+      });
+    }
     closeSync(openPrivate(tmp, 'wx'));
     let dst: MetaStore | undefined;
     try {

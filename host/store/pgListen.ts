@@ -9,6 +9,7 @@
 import { AvfsError } from '../protocol/errors';
 import { PG_CHANNEL } from './postgres';
 import { readPgLink, redactUrl } from './pgLink';
+import { pgModulePath } from './pgSync';
 
 export interface ListenedVault {
   /** The vault's name in this home. */
@@ -47,7 +48,7 @@ class ServerListener {
   private async connect(): Promise<void> {
     if (this.closed) return;
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const pg = require('pg') as typeof import('pg');
+    const pg = require(pgModulePath()) as typeof import('pg');
     const c = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 10_000, application_name: 'avfs-listen' });
     c.on('error', (e) => this.broke(c, e));
     c.on('end', () => this.broke(c, new Error('the connection ended')));

@@ -8,6 +8,8 @@
  * The worker reconnects on the next request after its connection broke (a server restart), so a
  * vault that lost its server answers `StorageError` until the server is back, then works again.
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import { AvfsError } from '../protocol/errors';
 import { redactUrl } from './pgLink';
@@ -59,6 +61,12 @@ port.on('message', async (req) => {
 });
 `;
 
+/** Where npm pg is: bundled beside avfs's own bundle (dist/avfs-pg.js), else the installed package (tests from source). */
+export function pgModulePath(): string {
+  const bundled = join(__dirname, 'avfs-pg.js');
+  return existsSync(bundled) ? bundled : require.resolve('pg');
+}
+
 export interface Result {
   rows: Array<Record<string, unknown>>;
   count: number;
@@ -91,7 +99,7 @@ export class SyncPg {
     this.port = channel.port1;
     this.worker = new Worker(WORKER, {
       eval: true,
-      workerData: { pgPath: require.resolve('pg'), port: channel.port2, flag: this.flag, url },
+      workerData: { pgPath: pgModulePath(), port: channel.port2, flag: this.flag, url },
       transferList: [channel.port2],
     });
     this.worker.unref();
@@ -111,9 +119,14 @@ export class SyncPg {
   }
 
   private await(): { ok: boolean; results?: Result[]; message?: string; code?: string } {
-    if (Atomics.wait(this.flag, 0, 0, TIMEOUT_MS) === 'timed-out') {
-      this.close();
-      throw new PgError(`PostgreSQL at ${redactUrl(this.url)} did not answer within ${TIMEOUT_MS / 1000} s`, 'timeout');
+    // The flag is what says the reply is there: a wake can be the previous reply's late notify.
+    const deadline = Date.now() + TIMEOUT_MS;
+    while (Atomics.load(this.flag, 0) === 0) {
+      const left = deadline - Date.now();
+      if (left <= 0 || Atomics.wait(this.flag, 0, 0, left) === 'timed-out') {
+        this.close();
+        throw new PgError(`PostgreSQL at ${redactUrl(this.url)} did not answer within ${TIMEOUT_MS / 1000} s`, 'timeout');
+      }
     }
     const m = receiveMessageOnPort(this.port);
     if (!m) throw new AvfsError('Internal', 'the PostgreSQL worker woke without a reply');

@@ -188,6 +188,8 @@ export class PgMeta implements MetaStore, ChunkTable {
   /** In a write that began: the vault's row; `dirty` when the commit must write it back. */
   private row: VaultRow | undefined;
   private dirty = false;
+  /** In a read: the version its snapshot sees (it cannot move inside one). */
+  private snapVersion: number | undefined;
 
   constructor(
     readonly file: string,
@@ -378,6 +380,7 @@ export class PgMeta implements MetaStore, ChunkTable {
     if (this.txn !== 'none') return fn();
     this.txn = 'read';
     this.began = false;
+    this.snapVersion = undefined;
     try {
       const out = fn();
       if (this.began) this.run('COMMIT');
@@ -388,12 +391,16 @@ export class PgMeta implements MetaStore, ChunkTable {
     } finally {
       this.txn = 'none';
       this.began = false;
+      this.snapVersion = undefined;
     }
   }
 
   changeVersion(): number {
-    if (this.txn === 'write' && this.row) return this.row.version;
-    return (this.rows(`SELECT version FROM ${S}.vaults WHERE id = ${this.id}`)[0]?.version as number | undefined) ?? 0;
+    if (this.txn === 'write') return this.held().version;
+    if (this.txn === 'read' && this.snapVersion !== undefined) return this.snapVersion;
+    const v = (this.rows(`SELECT version FROM ${S}.vaults WHERE id = ${this.id}`)[0]?.version as number | undefined) ?? 0;
+    if (this.txn === 'read') this.snapVersion = v;
+    return v;
   }
   schemaVersion(): number {
     return (this.rows(`SELECT schema FROM ${S}.vaults WHERE id = ${this.id}`)[0]?.schema as number | undefined) ?? 0;

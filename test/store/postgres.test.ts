@@ -135,6 +135,9 @@ describe('a PostgreSQL vault shared by several homes', () => {
       (await runCli(['vault', 'info', 'shared'], { home: homeB, env: ENV })).stdout,
     ];
     for (const o of outputs) assert.ok(!o.includes(SECRET), `no password in: ${o.slice(0, 200)}`);
+    // convert copies between this home's files; a vault on a server stays there.
+    assert.equal((await b(['vault', 'convert', 'shared', '--backend', 'sqlite'])).json.error, 'NotSupported');
+    assert.equal((await b(['vault', 'convert', 'local', '--backend', 'postgres'])).json.error, 'NotSupported');
   });
 
   test('a password from PGPASSWORD or ~/.pgpass, as libpq reads them', async () => {
