@@ -47,6 +47,8 @@ const REQUIRED = [
   'dist/avfs-mcp.js',
   'dist/avfs-runner.js',
   'dist/avfs-ops-worker.js',
+  // npm pg, for the PostgreSQL backend (host/store/pgSync.ts).
+  'dist/avfs-pg.js',
   // The Node they run on, its licence, and the terminals' `avfs`.
   'runtime/bin/node',
   'runtime/LICENSE',
@@ -197,7 +199,7 @@ describe('the VSIX (npm run package)', { timeout: 900_000 }, () => {
     for (const name of shipped) assert.equal(lock.packages[`node_modules/${name}`]?.dev, undefined, `${name} is a dev dependency`);
 
     // Top-level dist/ only: the VS Code tests' bundles (dist/test/) stay out.
-    assert.deepEqual(files.filter((f) => f.startsWith('dist/') && !f.startsWith('dist/node_modules/')).sort(), ['dist/avfs-core.js', 'dist/avfs-core.js.cache', 'dist/avfs-mcp.js', 'dist/avfs-ops-worker.js', 'dist/avfs-policy.js', 'dist/avfs-policy.js.cache', 'dist/avfs-runner.js', 'dist/avfs.js', 'dist/avfs_fuse.node', 'dist/extension-core.js', 'dist/extension.js', 'dist/webview.js']);
+    assert.deepEqual(files.filter((f) => f.startsWith('dist/') && !f.startsWith('dist/node_modules/')).sort(), ['dist/avfs-core.js', 'dist/avfs-core.js.cache', 'dist/avfs-mcp.js', 'dist/avfs-ops-worker.js', 'dist/avfs-pg.js', 'dist/avfs-policy.js', 'dist/avfs-policy.js.cache', 'dist/avfs-runner.js', 'dist/avfs.js', 'dist/avfs_fuse.node', 'dist/extension-core.js', 'dist/extension.js', 'dist/webview.js']);
     // Size: the Node binary (109 MB stripped) is most of it, about 44 MiB packed (LMDB's binary 1.1 MiB
     // of it); the limit is 60 MiB. The whole of better-sqlite3 (its SQLite sources), lmdb's src/ and
     // dependencies/ (the LMDB C sources) or a source tree would break the file count (86 files).
