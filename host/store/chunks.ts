@@ -14,7 +14,8 @@ let crypto: typeof import('node:crypto') | undefined;
 export function hashChunk(data: Uint8Array): Buffer {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   crypto ??= require('node:crypto') as typeof import('node:crypto');
-  return crypto.createHash('sha256').update(data).digest();
+  // The one-shot hash (Node ≥ 20.12) skips building a Hash object: a third of a small read's hashing.
+  return crypto.hash ? (crypto.hash('sha256', data, 'buffer') as unknown as Buffer) : crypto.createHash('sha256').update(data).digest();
 }
 
 /** Where chunks this vault does not hold itself are found (a fork's ancestors), nearest first. */
@@ -46,7 +47,12 @@ export class ChunkStore {
    * same file, read on.
    */
   get(hash: Buffer): Buffer | undefined {
-    const data = this.table.chunkGet(hash) ?? this.fallback?.getChunk(hash);
+    return this.checked(hash, this.table.chunkGet(hash));
+  }
+
+  /** get() for a chunk whose bytes this file's row gave with its extent (`data`), if it had them. */
+  checked(hash: Buffer, data: Buffer | undefined): Buffer | undefined {
+    data ??= this.fallback?.getChunk(hash);
     if (data && !hashChunk(data).equals(hash)) {
       const hex = hash.toString('hex');
       this.table.markDamaged(`${new Date().toISOString()} chunk ${hex} does not match its SHA-256`);
