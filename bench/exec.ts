@@ -21,7 +21,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { START_IN_DIR, START_SANDBOXED } from '../host/proxy/runner';
 import { bwrapArgv } from '../host/sandbox/bwrap';
 import { makeRunCgroups } from '../host/sandbox/limits';
@@ -129,12 +129,17 @@ async function breakdown(): Promise<void> {
     return;
   }
   const dir = mkdtempSync(join(tmpdir(), 'avfs-bench-sbx-'));
+  let runCg: ReturnType<typeof makeRunCgroups> | undefined;
   try {
     const spec = planSandbox({ bwrap: s.bwrap, userns: s.userns, avfsHome: home, home: homedir(), mountpoint: dir, readonly: false, network: false, settings: loadSandboxSettings(home), searchPath: process.env.PATH ?? '', pidMax: s.pidMax });
-    const probeCg = makeRunCgroups(spec.processes, spec.memoryBytes, spec.pidMax);
-    const by = probeCg.by;
-    const cgProcs = probeCg.procs;
-    await probeCg.remove();
+    // The run's cgroups, kept for the whole breakdown: each spawn below joins them (and has left
+    // them when it exits), as the runner's start shell does; the cost measured is the joining.
+    runCg = makeRunCgroups(spec.processes, spec.memoryBytes, spec.pidMax);
+    const by = runCg.by;
+    // How the start shell joined them before: its pid into each cgroup.procs (the whole process,
+    // under the kernel's global threadgroup lock: an RCU grace period).
+    const byPid = runCg.join.map((f) => join(dirname(f), 'cgroup.procs'));
+    const START_BY_PID = START_SANDBOXED.replace('echo 0 >', 'echo $$ >');
     const full = bwrapArgv(spec, dir, ['true'], by);
     const bare = full.slice(0, full.indexOf('--chdir') + 3);
     const ns = [...(s.userns ? ['--unshare-user'] : [])];
@@ -149,7 +154,8 @@ async function breakdown(): Promise<void> {
       ['+ an ipc namespace, --die-with-parent, --cap-drop ALL', [s.bwrap, ...ns, '--unshare-pid', '--unshare-ipc', '--die-with-parent', '--unshare-net', '--cap-drop', 'ALL', ...sys, '/bin/true']],
       [`+ the run's ${bare.filter((a) => a === '--tmpfs' || a.endsWith('bind')).length - 1} tmpfs and bind mounts (hidden homes, secrets, the mount)`, [...bare, '/bin/true']],
       ['+ env --default-signal, prlimit where used, sh -c exec (bwrapArgv, as a run)', full],
-      [`+ the start shell joining ${cgProcs.length} cgroup(s) (as the runner starts it)`, ['/bin/sh', '-c', START_SANDBOXED, 'avfs-sandbox', '--', ...full]],
+      [`+ the start shell, joining ${byPid.length} cgroup(s) by pid into cgroup.procs (before)`, ['/bin/sh', '-c', START_BY_PID, 'avfs-sandbox', ...byPid, '--', ...full]],
+      [`+ the start shell, joining them by its own thread (${runCg.join.map((f) => basename(f)).join(', ') || 'none'}: as the runner starts it now)`, ['/bin/sh', '-c', START_SANDBOXED, 'avfs-sandbox', ...runCg.join, '--', ...full]],
     ];
     // Wall time only: bwrap's init is reaped by bwrap's own processes or init, not by this one,
     // so this process's children CPU counters miss most of a sandboxed start.
@@ -165,14 +171,18 @@ async function breakdown(): Promise<void> {
     }
     const med = samples.map(median);
     console.log(`\nwhere the sandbox's time goes (${RUNS * 2} interleaved spawns each, medians; limits: processes by ${by.processes}, memory by ${by.memory})\n`);
-    const delta = (i: number) => (i < 2 ? '' : (med[i]! - med[i === 2 ? 0 : i - 1]!).toFixed(1));
+    const last = steps.length - 1;
+    // Both start-shell lines add to the bwrapArgv line (they are the before and after of one step).
+    const over = (i: number) => (i === 2 ? 0 : i === last ? i - 2 : i - 1);
+    const delta = (i: number) => (i < 2 ? '' : (med[i]! - med[over(i)]!).toFixed(1));
     console.log('| start | median ms | + ms over the line before |');
     console.log('|---|---|---|');
     steps.forEach(([name], i) => console.log(`| ${name} | ${med[i]!.toFixed(1)} | ${delta(i)} |`));
     console.log(`| the run's cgroups made and removed (in the runner's process) | ${median(cg).toFixed(2)} | |`);
-    const last = steps.length - 1;
-    console.log(`\nthe runner's start of a sandboxed command − the unsandboxed one: ${(med[last]! - med[1]! + median(cg)).toFixed(1)} ms`);
+    const start = (i: number) => (med[i]! - med[1]! + median(cg)).toFixed(1);
+    console.log(`\nthe runner's start of a sandboxed command − the unsandboxed one: ${start(last)} ms (joining the cgroups by pid, as before: ${start(last - 1)} ms)`);
   } finally {
+    await runCg?.remove();
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -1,7 +1,7 @@
 // The texts of the modal confirmations: what a restore will throw away, what deleting a vault
 // deletes, what a prune deletes and gives back. Built from the host's answers; pure (no `vscode` import), unit-tested under node:test.
 import type { ChangeSummary } from '../host/protocol/changes';
-import type { PruneResult } from '../host/protocol/methods/checkpoints';
+import type { PruneResult } from '../host/protocol/methods/checkpoint';
 import type { VaultInfo } from '../host/protocol/vault';
 import { formatBytes, plural } from './format';
 

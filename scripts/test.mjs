@@ -56,9 +56,9 @@ const unit = run(['--import', 'tsx', '--test', '--test-reporter=spec', ...select
 if (filters.length) process.exit(unit);
 
 // The conformance matrix: the tests that exercise the store run again with LMDB vaults (the
-// store itself, the operations, the CLI's vault, file, transfer and checkpoint commands, mounts
+// store itself, the operations, the CLI's vault, file, transfer, checkpoint and retention commands, mounts
 // with git, npm and python on them); the rest of the suite does not depend on the backend.
-const CONFORMANCE = ['test/store/', 'test/ops/', 'test/cli/cli.test.ts', 'test/cli/checkpoint.test.ts', 'test/cli/transfer.test.ts', 'test/fuse/lifecycle.test.ts', 'test/fuse/tools.test.ts'];
+const CONFORMANCE = ['test/store/', 'test/ops/', 'test/cli/cli.test.ts', 'test/cli/checkpoint.test.ts', 'test/cli/transfer.test.ts', 'test/cli/retention.test.ts', 'test/fuse/lifecycle.test.ts', 'test/fuse/tools.test.ts'];
 const conformance = files.filter((f) => CONFORMANCE.some((c) => f.startsWith(c)));
 let lmdb = 0;
 if (!process.env.AVFS_TEST_BACKEND) {

@@ -88,6 +88,7 @@ export function vaultDescription(v: VaultInfo, mount: MountInfo | undefined): st
   const size = v.quotas.max_size_mb !== null ? `${formatBytes(v.size)} of ${formatBytes(v.quotas.max_size_mb * MiB)}` : formatBytes(v.size);
   const parts = [size, plural(v.files, 'file')];
   if (mount) parts.push('mounted');
+  if (v.damaged) parts.push('damaged');
   return parts.join(' · ');
 }
 
@@ -105,6 +106,7 @@ export function vaultTooltip(v: VaultInfo, mount: MountInfo | undefined): string
     '',
   );
   if (mount) lines.push(`Mounted at ${markdownCode(mount.mountpoint)}${mount.readonly ? ' (read-only)' : ''}`, '');
+  if (v.damaged) lines.push(`**Damaged** since ${markdownText(v.damaged.found_at)}: ${markdownText(v.damaged.recovery)}`, '');
   lines.push(markdownCode(v.path));
   return lines.join('\n');
 }

@@ -78,7 +78,7 @@ export class CliContext {
 
   /** Runs an operation in this process, whatever is running (see docs/architecture.md for which commands do). */
   async callLocal<M extends OpName>(method: M, params: MethodParams<M>): Promise<MethodResult<M>> {
-    const { methodSchemas } = await import('../protocol/methods/areas');
+    const { methodSchemas } = await import('../protocol/methods/load');
     const { loadOp } = await import('../ops/load');
     const parsed = (await methodSchemas(method)).params.parse(params);
     const op = (await loadOp(method)) as (ctx: OpsContext, p: unknown) => MethodResult<M> | Promise<MethodResult<M>>;

@@ -6,7 +6,9 @@
 import type { Command } from 'commander';
 import { AvfsError } from '../protocol/errors';
 import { CliContext, type CliIo } from './context';
+import type { Area } from '../protocol/areas';
 import type { checkpointHandlers } from './handlers/checkpoint';
+import type { execHandlers } from './handlers/exec';
 import type { fileHandlers } from './handlers/files';
 import type { hostHandlers } from './handlers/host';
 import type { hookHandlers } from './handlers/hook';
@@ -14,7 +16,6 @@ import type { mcpHandlers } from './handlers/mcp';
 import type { mountHandlers } from './handlers/mount';
 import type { policyHandlers } from './handlers/policy';
 import type { projectHandlers } from './handlers/project';
-import type { proxyHandlers } from './handlers/proxy';
 import type { storeHandlers } from './handlers/store';
 import type { vaultHandlers } from './handlers/vault';
 
@@ -29,39 +30,38 @@ export async function settleOrphanedRun(argv: string[]): Promise<void> {
 }
 
 type Handlers = typeof vaultHandlers & typeof fileHandlers & typeof storeHandlers & typeof checkpointHandlers &
-  typeof mountHandlers & typeof policyHandlers & typeof proxyHandlers & typeof hostHandlers & typeof projectHandlers & typeof mcpHandlers &
+  typeof mountHandlers & typeof policyHandlers & typeof execHandlers & typeof hostHandlers & typeof projectHandlers & typeof mcpHandlers &
   typeof hookHandlers;
 export type HandlerName = keyof Handlers;
 type Handler = (ctx: CliContext, ...a: unknown[]) => unknown;
 
 /**
- * The handlers of a command's area (the part of its name before the dot), loaded when it runs: a
- * call initialises only its own area's modules (`policy check` does not build the envelope's
- * schemas for `proxy exec`, nor start the FUSE layer). In the bundle, import() is a lazy
- * initialiser within this file (scripts/build.mjs).
+ * The handlers of a command's area (host/protocol/areas.ts: the part of its name before the dot),
+ * loaded when it runs: a call initialises only its own area's modules (`policy check` does not
+ * build the envelope's schemas for `proxy exec`, nor start the FUSE layer). In the bundle, import()
+ * is a lazy initialiser within this file (scripts/build.mjs).
  */
 async function handlerOf(name: HandlerName): Promise<Handler> {
-  const handler = (await handlersOf(name.slice(0, name.indexOf('.'))))[name];
+  const area = name.slice(0, name.indexOf('.')) as Area;
+  const handler = area in HANDLER_MODULES ? (await HANDLER_MODULES[area]())[name] : undefined;
   if (typeof handler !== 'function') throw new AvfsError('Internal', `no handler for ${name}`);
   return handler as Handler;
 }
 
-async function handlersOf(area: string): Promise<Record<string, unknown>> {
-  switch (area) {
-    case 'vault': return (await import('./handlers/vault')).vaultHandlers;
-    case 'files': return (await import('./handlers/files')).fileHandlers;
-    case 'store': return (await import('./handlers/store')).storeHandlers;
-    case 'checkpoint': return (await import('./handlers/checkpoint')).checkpointHandlers;
-    case 'mount': return (await import('./handlers/mount')).mountHandlers;
-    case 'policy': return (await import('./handlers/policy')).policyHandlers;
-    case 'proxy': return (await import('./handlers/proxy')).proxyHandlers;
-    case 'host': return (await import('./handlers/host')).hostHandlers;
-    case 'project': return (await import('./handlers/project')).projectHandlers;
-    case 'mcp': return (await import('./handlers/mcp')).mcpHandlers;
-    case 'hook': return (await import('./handlers/hook')).hookHandlers;
-  }
-  return {};
-}
+/** Each area's handlers, from the file named by the area. */
+export const HANDLER_MODULES: Record<Area, () => Promise<Record<string, unknown>>> = {
+  vault: async () => (await import('./handlers/vault')).vaultHandlers,
+  files: async () => (await import('./handlers/files')).fileHandlers,
+  store: async () => (await import('./handlers/store')).storeHandlers,
+  checkpoint: async () => (await import('./handlers/checkpoint')).checkpointHandlers,
+  mount: async () => (await import('./handlers/mount')).mountHandlers,
+  policy: async () => (await import('./handlers/policy')).policyHandlers,
+  exec: async () => (await import('./handlers/exec')).execHandlers,
+  project: async () => (await import('./handlers/project')).projectHandlers,
+  host: async () => (await import('./handlers/host')).hostHandlers,
+  mcp: async () => (await import('./handlers/mcp')).mcpHandlers,
+  hook: async () => (await import('./handlers/hook')).hookHandlers,
+};
 
 export interface Outcome {
   code: number;

@@ -59,7 +59,7 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
   let outcome: Outcome = { code: 0, exitWhenDone: false };
   const program = buildProgram((name) => async (...args: unknown[]) => {
     // A run that a live mount's server can take never loads the core (host/cli/liveMountClient.ts).
-    const handed = name === 'proxy.exec' ? await execInLiveMount(args, io, (message, json) => core().failure('OwnerDied', message, json, io)) : undefined;
+    const handed = name === 'exec.run' ? await execInLiveMount(args, io, (message, json) => core().failure('OwnerDied', message, json, io)) : undefined;
     outcome = handed ?? (await core(name).runAction(name, args, io));
   });
   const json = argv.includes('--json');

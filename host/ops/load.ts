@@ -1,33 +1,26 @@
 /**
- * One operation, loading only its area's module: for a process that runs one operation and exits
- * (the CLI), which then does not load the policy rules to stat a file, nor the FUSE binding to
- * save a checkpoint. A long-lived process takes the whole table (index.ts).
+ * One operation, loading only its area's module (host/protocol/areas.ts): for a process that runs
+ * one operation and exits (the CLI), which then does not load the policy rules to stat a file, nor
+ * the FUSE binding to save a checkpoint. A long-lived process takes the whole table (index.ts).
  */
-import { areaOf } from '../protocol/methods/areas';
+import { type Area, areaOf } from '../protocol/areas';
 import type { OpHandler, OpName, OpsTable } from './context';
 
-async function areaOps(method: OpName): Promise<Partial<OpsTable>> {
-  switch (areaOf(method)) {
-    case 'vault':
-      return (await import('./vaults')).vaultOps;
-    case 'files':
-      return (await import('./files')).fileOps;
-    case 'checkpoints':
-      return (await import('./checkpoints')).checkpointOps;
-    case 'store':
-      return (await import('./store')).storeOps;
-    case 'mounts':
-      return (await import('./mounts')).mountOps;
-    case 'policy':
-      return (await import('./policy')).policyOps;
-    case 'project':
-      return (await import('./project')).projectOps;
-  }
-  throw new Error(`no operations module for ${method}`);
-}
+/** Each area's operations, from the file named by the area (`exec` runs are wired in host/proxy, not here). */
+export const OPS_MODULES: Record<Exclude<Area, 'exec' | 'host' | 'mcp' | 'hook'>, () => Promise<Partial<OpsTable>>> = {
+  vault: async () => (await import('./vault')).vaultOps,
+  files: async () => (await import('./files')).fileOps,
+  store: async () => (await import('./store')).storeOps,
+  checkpoint: async () => (await import('./checkpoint')).checkpointOps,
+  mount: async () => (await import('./mount')).mountOps,
+  policy: async () => (await import('./policy')).policyOps,
+  project: async () => (await import('./project')).projectOps,
+};
 
 export async function loadOp<M extends OpName>(method: M): Promise<OpHandler<M>> {
-  const op = (await areaOps(method))[method];
+  const area = areaOf(method);
+  const load = area in OPS_MODULES ? OPS_MODULES[area as keyof typeof OPS_MODULES] : undefined;
+  const op = load && (await load())[method];
   if (!op) throw new Error(`operation ${method} is not in its area's module`);
   return op as OpHandler<M>;
 }

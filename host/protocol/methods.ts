@@ -8,19 +8,19 @@
  * (`/src/app.py`); file contents travel as base64; every result is an object.
  */
 import type { z } from 'zod';
-import { CHECKPOINT_METHODS } from './methods/checkpoints';
+import { CHECKPOINT_METHODS } from './methods/checkpoint';
 import { EXEC_METHODS } from './methods/exec';
 import { FILE_METHODS } from './methods/files';
-import { MOUNT_METHODS } from './methods/mounts';
+import { MOUNT_METHODS } from './methods/mount';
 import { POLICY_METHODS } from './methods/policy';
 import { PROJECT_METHODS } from './methods/project';
 import { STORE_METHODS } from './methods/store';
 import { VAULT_METHODS } from './methods/vault';
 
-export { MountInfo } from './methods/mounts';
+export { MountInfo } from './methods/mount';
 
 /**
- * Each area defines its methods in methods/<area>.ts (methods/areas.ts loads one area alone, for a
+ * Each area defines its methods in methods/<area>.ts (methods/load.ts loads one area alone, for a
  * process that makes one call); this is the whole table, in the order the docs list it.
  */
 export const METHODS = {

@@ -85,6 +85,16 @@ const VaultSummaryUnreadable = VaultFile.extend({
 export const VaultSummary = z.discriminatedUnion('status', [VaultSummaryOk, VaultSummaryUnreadable]);
 export type VaultSummary = z.infer<typeof VaultSummary>;
 
+/** What the read-time chunk check found (host/store/chunks.ts): the first chunk whose bytes no longer match their SHA-256. */
+export const VaultDamage = z.object({
+  found_at: z.string().describe('when a read first found it'),
+  chunk: z.string().describe('the SHA-256 (hex) the bytes on disk no longer match'),
+  files: z.array(z.string()).describe('the paths of the live tree whose content holds that chunk (they cannot be read; every other file can)'),
+  checkpoints: z.array(z.string()).describe('the checkpoints that hold it (restoring one would fail)'),
+  recovery: z.string().describe('the commands that get the vault whole again, in a sentence'),
+});
+export type VaultDamage = z.infer<typeof VaultDamage>;
+
 export const VaultInfo = VaultSummaryOk.extend({
   path: z.string(),
   created_at: z.string().nullable(),
@@ -94,5 +104,6 @@ export const VaultInfo = VaultSummaryOk.extend({
   quotas: Quotas,
   forks: z.array(z.string()),
   checkpoints: z.array(z.string()),
+  damaged: VaultDamage.nullable().describe('set once a read found a chunk changed on disk; null when none was'),
 });
 export type VaultInfo = z.infer<typeof VaultInfo>;

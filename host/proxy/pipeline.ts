@@ -34,6 +34,7 @@ import {
   type MaterializedRecord,
 } from '../protocol/exec';
 import type { Decision, PolicyCommand } from '../protocol/policy';
+import { shellWord } from '../protocol/shellWord';
 import type { SandboxMode, SandboxRecord } from '../protocol/sandbox';
 import { decideOnce, type PolicyEngine, refuseCheckpointOptOut } from '../policy/engine';
 import { effectiveRuleSets } from '../policy/sources';
@@ -52,10 +53,10 @@ import { prepareOutputPipes } from './pipes';
 import { stopGroup } from './processGroup';
 import { runCommand, type RunOptions, type RunResult } from './runner';
 import type { SandboxSpec } from '../sandbox/bwrap';
-import { loadSandboxSettings, planSandbox, sandboxRecordOf, unsandboxedRecord } from '../sandbox/plan';
+import { homeReadOnly, loadSandboxSettings, planSandbox, sandboxRecordOf, unsandboxedRecord } from '../sandbox/plan';
 import { sandboxSupport } from '../sandbox/probe';
 import { networkHostsOf } from '../policy/networkHosts';
-import { gitRemotesIn } from './gitRemotes';
+import { gitRemotesIn, globalGitConfigs } from './gitRemotes';
 import { WorkingCopy, workingTreeOf } from './workingCopy';
 
 const TRANSITIONS: Record<ExecState, readonly ExecState[]> = {
@@ -158,11 +159,7 @@ class ExecRun {
 
 function describeCommand(cmd: PolicyCommand): { text: string; mode: 'argv' | 'shell'; argv: string[] } {
   if ('shell' in cmd) return { text: cmd.shell, mode: 'shell', argv: ['bash', '-c', cmd.shell] };
-  return { text: cmd.argv.map(quoteArg).join(' '), mode: 'argv', argv: cmd.argv };
-}
-
-function quoteArg(a: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`;
+  return { text: cmd.argv.map(shellWord).join(' '), mode: 'argv', argv: cmd.argv };
 }
 
 /** What the policy judges: the command, with any variables the caller sets for it in front (`env K=V …`). */
@@ -361,7 +358,10 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
     if (mode === 'workspace' && supported?.ok && sandboxSettings) {
       const networked = decision.categories.includes('networked');
       // The hosts the policy read from the command's network parts; null: not known, the whole network.
-      const hosts = networked ? networkHostsOf(decision.parts, gitRemotesIn(vfs, vaultCwd)) : null;
+      // Git inside reads the global files the private home shows (sandbox.json's home_read_only).
+      const shown = networked ? homeReadOnly(sandboxSettings, homedir(), deps.home.dir) : [];
+      const gitGlobals = globalGitConfigs(homedir()).filter((f) => shown.some((p) => f === p || f.startsWith(`${p}/`)));
+      const hosts = networked ? networkHostsOf(decision.parts, gitRemotesIn(vfs, vaultCwd, gitGlobals)) : null;
       spec = planSandbox({
         bwrap: supported.bwrap,
         userns: supported.userns,

@@ -71,16 +71,17 @@ export const START_IN_DIR = ['/bin/sh', '-c', 'cd -- "$1" && shift && exec "$@"'
 
 /**
  * A sandboxed command starts as a shell that puts itself in the run's cgroups (writing the pid
- * after the spawn would race a fork: nothing of the run ever runs outside them), then execs bwrap
+ * after the spawn would race a fork: nothing of the run ever runs outside them; `0` is the writer
+ * itself, see RunCgroups.join), then execs bwrap
  * with SIGTERM, SIGINT and SIGHUP ignored: a time-out's SIGTERM to the group must reach the
  * command, and give it its grace period, without ending bwrap (whose end kills everything in the
  * run's pid namespace at once). Inside, the command gets those signals back (bwrap.ts).
  */
-export const START_SANDBOXED = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; trap "" TERM INT HUP; exec "$@"';
+export const START_SANDBOXED = 'while [ "$1" != -- ]; do echo 0 > "$1" || exit 125; shift; done; shift; trap "" TERM INT HUP; exec "$@"';
 
 function startArgv(opts: RunOptions, cg: RunCgroups | undefined, proxy: NetProxy | undefined): string[] {
   if (!opts.sandbox || !cg) return [...START_IN_DIR, opts.cwd, ...opts.argv];
-  return ['/bin/sh', '-c', START_SANDBOXED, 'avfs-sandbox', ...cg.procs, '--', ...bwrapArgv(opts.sandbox, opts.cwd, opts.argv, cg.by, proxy?.socket)];
+  return ['/bin/sh', '-c', START_SANDBOXED, 'avfs-sandbox', ...cg.join, '--', ...bwrapArgv(opts.sandbox, opts.cwd, opts.argv, cg.by, proxy?.socket)];
 }
 
 /** bwrap exits 128+N when the command was killed by signal N: the signal, as an unsandboxed run reports it. */

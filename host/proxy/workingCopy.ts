@@ -29,7 +29,7 @@ import { deserialize, serialize } from 'node:v8';
 import type { ChangeSummary } from '../protocol/changes';
 import { AvfsError } from '../protocol/errors';
 import { pidAlive } from '../fuse/registry';
-import { kindOf, S_IFDIR, S_IFLNK, S_IFREG } from '../store/inodes';
+import { type BatchEntry, type BatchRef, kindOf, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG } from '../store/inodes';
 import { ROOT_INO } from '../store/schema';
 import { makePrivateDir, makePrivateDirOnce, writePrivateFile } from '../store/privateFs';
 import type { Vault } from '../store/vault';
@@ -81,7 +81,48 @@ export interface CommitResult {
 const STATE_VERSION = 1;
 
 const kindOfStat = (st: fs.BigIntStats): Kind | undefined => (st.isFile() ? 'file' : st.isDirectory() ? 'directory' : st.isSymbolicLink() ? 'symlink' : undefined);
-const depth = (p: string) => p.split('/').length;
+/** Sorts paths shallowest first, then by name (a parent before what is in it). */
+function sortByDepth(paths: string[]): void {
+  const levels: string[][] = [];
+  for (const p of paths) {
+    let d = 0;
+    for (let i = p.indexOf('/'); i >= 0; i = p.indexOf('/', i + 1)) d++;
+    (levels[d] ??= []).push(p);
+  }
+  let i = 0;
+  for (const level of levels) if (level) for (const p of level.sort(byPath)) paths[i++] = p;
+}
+
+const SLAB = 1 << 20;
+
+/**
+ * Reads many small files whose sizes are known (from the scan) into shared slabs: one open, read
+ * and close each, no allocation per file. A file that grew since it was stat'ed is read whole.
+ */
+class SlabReader {
+  private slab = Buffer.allocUnsafe(0);
+  private used = 0;
+
+  read(file: string, size: number): Buffer {
+    if (size >= SLAB / 4) return fs.readFileSync(file);
+    if (this.used + size + 1 > this.slab.length) {
+      this.slab = Buffer.allocUnsafe(SLAB);
+      this.used = 0;
+    }
+    const fd = fs.openSync(file, 'r');
+    let n: number;
+    try {
+      // One byte more than expected: a file that grew since its stat is noticed.
+      n = fs.readSync(fd, this.slab, this.used, size + 1, 0);
+    } finally {
+      fs.closeSync(fd);
+    }
+    if (n > size) return fs.readFileSync(file);
+    const out = this.slab.subarray(this.used, this.used + n);
+    this.used += n;
+    return out;
+  }
+}
 const byPath = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 const within = (p: string, dir: string) => p === dir || p.startsWith(dir + '/');
 const octal = (mode: number) => '0' + (mode & 0o7777).toString(8).padStart(3, '0');
@@ -394,6 +435,7 @@ export class WorkingCopy {
     const now = this.scan();
     const vfs = new Vfs(vault);
     const readLocal = (p: string) => fs.readFileSync(this.local(p));
+    const slab = new SlabReader();
 
     // ---- what the run did, path by path
     const gone: string[] = [];
@@ -409,7 +451,7 @@ export class WorkingCopy {
       if (!e || e.kind !== n.kind) fresh.push(p);
     }
     gone.sort(byPath);
-    fresh.sort((a, b) => depth(a) - depth(b) || byPath(a, b));
+    sortByDepth(fresh);
     const goneByLino = new Map<bigint, string>();
     for (const p of gone) goneByLino.set(old.get(p)!.lino, p);
     /** The gone path whose file `n` is (same inode, same birth): a rename. */
@@ -568,14 +610,11 @@ export class WorkingCopy {
         vfs.setattr(p, { mode: bits, mtime: n.st.mtimeNs }, false);
       }
     };
-    // New paths are made through the inode layer, their parents' inodes known (the same entries,
-    // journal rows and quota checks as the path API, without a walk from the root for each).
     const inodes = vault.inodes;
     const vinoOf = new Map<string, number>();
     const dirInos = new Map<string, number>([['/', ROOT_INO]]);
     for (const p of kept) if (old.get(p)!.kind === 'directory') dirInos.set(p, old.get(p)!.vino);
-    const parentIno = (p: string): number => {
-      const d = p.slice(0, p.lastIndexOf('/')) || '/';
+    const dirIno = (d: string): number => {
       let ino = dirInos.get(d);
       if (ino === undefined) {
         ino = vfs.resolve(d, false).ino;
@@ -583,37 +622,57 @@ export class WorkingCopy {
       }
       return ino;
     };
+    // New paths go in batches (InodeStore.createMany: one quota check, one counter update, each
+    // row written once), their parents' inodes known; a batch is flushed before a path the vault
+    // had (of another kind) is replaced, so what that needs is in the vault by then.
+    const batch: BatchEntry[] = [];
+    const batchPaths: string[] = [];
+    const pending = new Map<string, number>();
+    const refOf = (p: string, dir: boolean): BatchRef => {
+      const i = pending.get(p);
+      if (i !== undefined) return { entry: i };
+      if (dir) return { ino: dirIno(p) };
+      return { ino: vinoOf.get(p) ?? old.get(p)?.vino ?? vfs.resolve(p, false).ino };
+    };
+    const flush = () => {
+      if (batch.length === 0) return;
+      const inos = inodes.createMany(batch);
+      batch.forEach((e, i) => {
+        const p = batchPaths[i]!;
+        vinoOf.set(p, inos[i]!);
+        if (e.link) vault.journal.append('link', p, { path2: linkOf.get(p)! });
+        else if ((e.mode & S_IFMT) === S_IFDIR) {
+          vault.journal.append('mkdir', p);
+          dirInos.set(p, inos[i]!);
+        } else if (e.target !== undefined) vault.journal.append('symlink', p, { details: { target: e.target } });
+        else vault.journal.append('create', p, { size: e.data?.length ?? 0 });
+      });
+      batch.length = 0;
+      batchPaths.length = 0;
+      pending.clear();
+    };
+    const linkOf = new Map<string, string>();
     const create = (c: { path: string; linkTo?: string }) => {
       const p = c.path;
       const n = now.get(p)!;
       const bits = Number(n.st.mode) & 0o7777;
-      const parent = parentIno(p);
-      const name = p.slice(p.lastIndexOf('/') + 1);
+      const parent = p.slice(0, p.lastIndexOf('/')) || '/';
+      const e: BatchEntry = { parent: refOf(parent, true), name: p.slice(p.lastIndexOf('/') + 1), mode: 0, pathForErrors: p };
       if (c.linkTo !== undefined) {
-        const twin = vinoOf.get(c.linkTo) ?? old.get(c.linkTo)?.vino ?? vfs.resolve(c.linkTo, false).ino;
-        inodes.link(twin, parent, name);
-        vault.journal.append('link', p, { path2: c.linkTo });
-        vinoOf.set(p, twin);
-        return;
-      }
-      if (n.kind === 'directory') {
-        const a = inodes.create(parent, name, { mode: S_IFDIR | bits, pathForErrors: p });
-        vault.journal.append('mkdir', p);
-        dirInos.set(p, a.ino);
-        vinoOf.set(p, a.ino);
-      } else if (n.kind === 'symlink') {
-        const target = targetOf(p);
-        const a = inodes.create(parent, name, { mode: S_IFLNK | 0o777, target, pathForErrors: p });
-        vault.journal.append('symlink', p, { details: { target } });
-        vinoOf.set(p, a.ino);
+        e.link = refOf(c.linkTo, false);
+        linkOf.set(p, c.linkTo);
+      } else if (n.kind === 'directory') e.mode = S_IFDIR | bits;
+      else if (n.kind === 'symlink') {
+        e.mode = S_IFLNK | 0o777;
+        e.target = targetOf(p);
       } else {
-        let a = inodes.create(parent, name, { mode: S_IFREG | bits, pathForErrors: p });
-        const data = readLocal(p);
-        if (data.length > 0) a = inodes.writeAll(a.ino, data, p, a);
-        inodes.setattr(a.ino, { mtime: n.st.mtimeNs });
-        vault.journal.append('create', p, { size: data.length });
-        vinoOf.set(p, a.ino);
+        e.mode = S_IFREG | bits;
+        e.data = slab.read(this.local(p), Number(n.st.size));
+        e.mtime = n.st.mtimeNs;
       }
+      pending.set(p, batch.length);
+      batch.push(e);
+      batchPaths.push(p);
     };
     let others: string[] = [];
     let applied = 0;
@@ -647,13 +706,19 @@ export class WorkingCopy {
         applied++;
       }
       for (const c of creates) {
-        if (!old.has(c.path)) create(c);
-        else if (c.linkTo !== undefined) {
+        if (!old.has(c.path)) {
+          create(c);
+          applied++;
+          continue;
+        }
+        flush();
+        if (c.linkTo !== undefined) {
           if (vfs.tryResolve(c.path, false)) vfs.rm(c.path, { recursive: true });
           vfs.link(c.linkTo, c.path);
         } else put(c.path);
         applied++;
       }
+      flush();
       for (const p of replaced) {
         put(p);
         applied++;
@@ -672,19 +737,12 @@ export class WorkingCopy {
       const written = new Set([...creates.map((c) => c.path), ...replaced]);
       const entries = new Map<string, Entry>();
       for (const [p, n] of now) {
-        const carried = written.has(p) ? undefined : oldByLino.get(n.st.ino);
+        const st = n.st;
+        const carried = written.has(p) ? undefined : oldByLino.get(st.ino);
         const vino = vinoOf.get(p) ?? (carried && carried.kind === n.kind ? carried.vino : vfs.resolve(p, false).ino);
-        entries.set(p, {
-          kind: n.kind,
-          mode: Number(n.st.mode) & 0o7777,
-          size: sizeOf(n),
-          lino: n.st.ino,
-          btime: n.st.birthtimeNs,
-          mtime: n.st.mtimeNs,
-          ctime: n.st.ctimeNs,
-          vino,
-          ...(n.kind === 'symlink' ? { target: carried?.target ?? targetOf(p) } : {}),
-        });
+        const e: Entry = { kind: n.kind, mode: Number(st.mode) & 0o7777, size: sizeOf(n), lino: st.ino, btime: st.birthtimeNs, mtime: st.mtimeNs, ctime: st.ctimeNs, vino };
+        if (n.kind === 'symlink') e.target = carried?.target ?? targetOf(p);
+        entries.set(p, e);
       }
       s.entries = entries;
       s.seq = vault.journal.lastSeq();

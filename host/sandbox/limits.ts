@@ -20,8 +20,15 @@ const ROOT = '/sys/fs/cgroup';
 
 export interface RunCgroups {
   by: LimitsBy;
-  /** cgroup.procs files the command's first process writes its pid into. */
-  procs: string[];
+  /**
+   * The files the command's first process writes `0` into to join the run's cgroups: cgroup v1's
+   * `tasks` (that one thread: the start shell has no other), cgroup v2's `cgroup.procs`. Moving a
+   * whole process (v1's cgroup.procs, or v2's) takes the kernel's global threadgroup lock for
+   * writing, which waits for an RCU grace period: 10-25 ms here, far more on a loaded machine and
+   * most of what the sandbox cost a run. A thread moving itself into v1's `tasks` skips that
+   * lock (the kernel's shortcut for a single thread: ≈ 0.5 ms here on Linux 6.18, docs/exec.md).
+   */
+  join: string[];
   /** What the kernel counted against the limits. */
   violations(): SandboxViolation[];
   /** Kills what is left in them and removes them. */
@@ -164,7 +171,7 @@ export function makeRunCgroups(processes: number, memoryBytes: number, pidMax = 
   const unique = [...new Set(dirs.map((d) => d.dir))];
   return {
     by,
-    procs: unique.map((d) => join(d, 'cgroup.procs')),
+    join: unique.map((d) => join(d, dirs.find((x) => x.dir === d)!.v2 ? 'cgroup.procs' : 'tasks')),
     violations() {
       const out: SandboxViolation[] = [];
       for (const d of dirs) {

@@ -75,6 +75,20 @@ export interface TreeDump {
   extents: Array<[ino: number, idx: number, hash: Buffer]>;
 }
 
+/**
+ * One name of a batch of creates (`MetaStore.insertNames`): with `row`, a new inode (and its
+ * symlink target or extents); without, another name of inode `ino` (a hard link).
+ */
+export interface NewName {
+  parent: number;
+  name: string;
+  ino: number;
+  row?: InodeRow;
+  target?: string;
+  /** The file's chunk hashes, in order (the chunks are stored already). */
+  extents?: Buffer[];
+}
+
 export interface DirentMode {
   name: string;
   ino: number;
@@ -222,6 +236,12 @@ export interface MetaStore extends ChunkTable {
   deleteExtents(ino: number): void;
   deleteExtentsFrom(ino: number, idx: number): void;
   copyExtents(src: number, dst: number): void;
+  /**
+   * Many creates at once (a working copy's commit-back): each name's inode row, entry, target and
+   * extents, in the caller's write. Counters, nlink of existing inodes and the parents' times are
+   * the caller's. Optional: InodeStore does the same through the calls above where it is missing.
+   */
+  insertNames?(names: readonly NewName[]): void;
 
   // ---- journal ----
   appendJournal(ts: number, op: string, path: string | null, path2: string | null, size: number | null, surface: string, details: string | null): number;

@@ -25,6 +25,10 @@ export function collectGarbage(meta: MetaStore, opts: { dryRun?: boolean; extraR
     for (const h of meta.referencedHashes()) keep.add(h.toString('hex'));
     if (opts.extraRefs) for (const h of opts.extraRefs()) keep.add(h.toString('hex'));
     const r = meta.chunkSweep(keep, !!opts.dryRun);
+    // The damaged mark (host/store/chunks.ts) goes with the chunk it names: once nothing holds it,
+    // it is swept, and a write of the same bytes stores them whole again.
+    const damaged = /chunk ([0-9a-f]{64})/.exec(meta.getMeta('damaged') ?? '')?.[1];
+    if (damaged && !opts.dryRun && !keep.has(damaged)) meta.setMeta('damaged', null);
     return { chunks_total: r.total, orphans_found: r.dead, orphans_deleted: opts.dryRun ? 0 : r.dead, bytes_freed: r.bytes, dry_run: !!opts.dryRun };
   });
   if (stats.orphans_deleted > 0) meta.compact();

@@ -5,11 +5,11 @@
  * (they open one themselves when called alone) and keep the live counters and quotas in step.
  */
 import { AvfsError } from '../protocol/errors';
-import { ChunkStore } from './chunks';
 import type { Quotas } from '../protocol/vault';
+import { ChunkStore, hashChunk } from './chunks';
 import { QuotaBook } from './quota';
 import { CHUNK_SIZE, ROOT_INO } from './schema';
-import { LIVE, type MetaStore } from './backend';
+import { LIVE, type MetaStore, type NewName } from './backend';
 
 export const S_IFMT = 0o170000;
 export const S_IFREG = 0o100000;
@@ -117,6 +117,28 @@ export interface NewInode {
   pathForErrors: string;
   /** The parent directory's inode, type and group, when the caller has just read them in this transaction. */
   parentAttr?: DirRef;
+}
+
+/** Where an entry of a batch goes, or what it links to: a live inode, or an earlier entry of the batch. */
+export type BatchRef = { ino: number } | { entry: number };
+
+/** One path of `InodeStore.createMany`. */
+export interface BatchEntry {
+  /** A directory: a live one, or one made earlier in the batch. */
+  parent: BatchRef;
+  name: string;
+  /** Type and permission bits (ignored for a hard link). */
+  mode: number;
+  /** For regular files. */
+  data?: Uint8Array;
+  /** For symlinks. */
+  target?: string;
+  /** A regular file's modification time (default: now). */
+  mtime?: bigint;
+  /** Another name of this file (a hard link) instead of a new inode. */
+  link?: BatchRef;
+  /** Charged to quotas and reported in QuotaExceeded. */
+  pathForErrors: string;
 }
 
 /** Who a new inode belongs to. */
@@ -290,6 +312,104 @@ export class InodeStore {
     this.meta.insertDentry(parent, name, ino);
     this.touchDir(parent, isDir ? 1 : 0, now);
     return { ino, mode, uid, gid, nlink, size, atime: now, mtime: now, ctime: now };
+  }
+
+  /**
+   * Creates many paths in one go (a working copy's commit-back): the same inodes, entries,
+   * counters, quota checks and parents' times as `create`, `link` and `writeAll` one by one, with
+   * one quota check and one counter update for the batch, and each row written once. Returns each
+   * entry's inode. The caller has checked that the names are free.
+   */
+  createMany(entries: readonly BatchEntry[]): number[] {
+    if (entries.length === 0) return [];
+    return this.meta.write(() => {
+      let count = 0;
+      let bytes = 0;
+      let largest: BatchEntry | undefined;
+      for (const e of entries) {
+        if (e.link) continue;
+        count++;
+        const size = e.data?.length ?? 0;
+        bytes += size;
+        if (size > (largest?.data?.length ?? -1)) largest = e;
+      }
+      this.quotas.checkInodes(() => this.counters().liveInodes, count, entries[0]!.pathForErrors);
+      if (largest) this.quotas.checkBytes(this.liveBytes, bytes, largest.data?.length ?? 0, 0, largest.pathForErrors);
+      const c = this.meta.counters();
+      if (!c) throw new AvfsError('StorageError', 'vault file has no counters row (not initialised)');
+      this.meta.setCounters({ live_bytes: c.live_bytes + bytes, live_inodes: c.live_inodes + count, next_ino: c.next_ino + count });
+
+      const now = nowNs();
+      const [s, ns] = split(now);
+      const inos: number[] = [];
+      const rows: NewName[] = [];
+      /** Existing parents (their attributes, subdirectories added) and existing files linked again (names added). */
+      const parents = new Map<number, { attr: Attr; subdirs: number }>();
+      const relinked = new Map<number, number>();
+      const parentAttr = (ino: number) => {
+        let p = parents.get(ino);
+        if (!p) parents.set(ino, (p = { attr: this.mustGetattr(ino), subdirs: 0 }));
+        return p;
+      };
+      let next = c.next_ino;
+      for (const e of entries) {
+        const parent = 'ino' in e.parent ? e.parent.ino : inos[e.parent.entry]!;
+        const name: NewName = { parent, name: e.name, ino: 0 };
+        // The parent's mode and group: a live directory's, or the row made for it above.
+        const pRow = 'ino' in e.parent ? undefined : rows[e.parent.entry]!.row!;
+        const pMode = pRow ? pRow.mode : parentAttr(parent).attr.mode;
+        const pGid = pRow ? pRow.gid : parentAttr(parent).attr.gid;
+        if (e.link) {
+          name.ino = 'ino' in e.link ? e.link.ino : inos[e.link.entry]!;
+          if ('ino' in e.link) relinked.set(name.ino, (relinked.get(name.ino) ?? 0) + 1);
+          else rows[e.link.entry]!.row!.nlink++;
+        } else {
+          const isDir = (e.mode & S_IFMT) === S_IFDIR;
+          const inherit = (pMode & S_ISGID) !== 0;
+          const mode = inherit && isDir ? e.mode | S_ISGID : e.mode;
+          const size = e.target !== undefined ? Buffer.byteLength(e.target) : (e.data?.length ?? 0);
+          const [ms, mns] = e.mtime !== undefined ? split(e.mtime) : [s, ns];
+          name.ino = next++;
+          name.row = { ino: name.ino, mode, uid: defaultUid, gid: inherit ? pGid : defaultGid, nlink: isDir ? 2 : 1, size, atime_s: s, atime_ns: ns, mtime_s: ms, mtime_ns: mns, ctime_s: s, ctime_ns: ns };
+          if (e.target !== undefined) name.target = e.target;
+          if (e.data && e.data.length > 0) {
+            name.extents = [];
+            for (let off = 0; off < e.data.length; off += CHUNK_SIZE) {
+              const piece = e.data.subarray(off, off + CHUNK_SIZE);
+              const hash = hashChunk(piece);
+              this.meta.chunkPut(hash, piece);
+              name.extents.push(hash);
+            }
+          }
+          if (isDir) {
+            if (pRow) pRow.nlink++;
+            else parentAttr(parent).subdirs++;
+          }
+        }
+        if (!pRow) parentAttr(parent);
+        inos.push(name.ino);
+        rows.push(name);
+      }
+      if (this.meta.insertNames) this.meta.insertNames(rows);
+      else {
+        for (const n of rows) {
+          const r = n.row;
+          if (r) {
+            this.meta.insertInode(r.ino, r.mode, r.uid, r.gid, r.nlink, r.size, s, ns);
+            if (r.mtime_s !== s || r.mtime_ns !== ns) this.meta.setAttrs(r.ino, r.mode, r.uid, r.gid, s, ns, r.mtime_s, r.mtime_ns, s, ns);
+            if (n.target !== undefined) this.meta.insertSymlink(n.ino, n.target);
+            n.extents?.forEach((h, idx) => this.meta.upsertExtent(n.ino, idx, h));
+          }
+          this.meta.insertDentry(n.parent, n.name, n.ino);
+        }
+      }
+      for (const [ino, added] of relinked) this.meta.setNlink(ino, this.mustGetattr(ino).nlink + added, s, ns);
+      for (const [ino, p] of parents) {
+        if (p.subdirs !== 0) this.meta.setNlink(ino, p.attr.nlink + p.subdirs, s, ns);
+        this.meta.touchMC(ino, s, ns);
+      }
+      return inos;
+    });
   }
 
   /** Adds another name for a non-directory inode (a hard link). */

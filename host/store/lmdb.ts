@@ -19,7 +19,7 @@
  * killed), readers see committed snapshots, and a commit is atomic: a process killed mid-write
  * leaves the last committed state. The map grows on demand (lmdb-js resizes it when full).
  */
-import { statSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { Database, RootDatabase } from 'lmdb';
 import { AvfsError } from '../protocol/errors';
@@ -27,6 +27,8 @@ import type { CheckpointRefCounts, ChunkTable, Counters, DirentMode, JournalRow,
 import { byName, LIVE } from './backend';
 import type { CheckpointRow } from './checkpoints';
 import { FORK_KEY_PREFIX } from './forkLinks';
+import { openPrivate } from './privateFs';
+import { lockFile, MOVED_KEY, openIdentity, swapFile, waitForSwap } from './lmdbSwap';
 import type { Dirent, InodeRow } from './inodes';
 
 /** What LMDB vault files this avfs writes: bumped when the layout above changes. */
@@ -37,6 +39,13 @@ export const LMDB_MAGIC = 0xbeefc0de;
 type InodeVal = [number, number, number, number, number, number, number, number, number, number, number];
 type JournalVal = [number, string, string | null, string | null, number | null, string, string | null];
 type Key = Array<number | string>;
+
+/** The databases that hold trees ([tree, …] keys), in the order of `rawTrees`. */
+const TREE_DBS = ['inodes', 'dentries', 'symlinks', 'extents'] as const;
+/** Every database of a vault file but chunks (all with ordered-binary keys). */
+const KEYED_DBS = ['meta', 'state', ...TREE_DBS, 'cps', 'cpnames', 'journal'] as const;
+/** Thrown inside a write transaction of a file another process compacted (caught by write). */
+const MOVED = Symbol('moved');
 
 let lmdb: typeof import('lmdb') | undefined;
 function driver(): typeof import('lmdb') {
@@ -65,6 +74,40 @@ const toRow = (ino: number, v: InodeVal): InodeRow => ({
   ctime_ns: v[10],
 });
 
+/**
+ * Keys as their stored bytes, for the raw handles on the tree databases. Not lmdb-js's 'binary'
+ * key encoding: that would give the database a second comparator, and these databases compare
+ * keys with lmdb-js's word-wise ordered-binary comparator, which reads a key's last word whole
+ * and so needs the bytes after it zeroed (as lmdb-js's own key writer leaves them).
+ */
+const RAW_KEYS = {
+  writeKey(key: Buffer, target: Buffer, start: number): number {
+    target.set(key, start);
+    const end = start + key.length;
+    target.fill(0, end, Math.min(end + 4, target.length));
+    return end;
+  },
+  readKey: (target: Buffer, start: number, end: number): Buffer => Buffer.from(target.subarray(start, end)),
+  /** lmdb-js asks a key encoder for this to keep the ordered-binary comparator (nothing to do: the bytes are already ordered-binary keys). */
+  enableNullTermination(): void {},
+};
+
+const prefixes = new Map<TreeId, Buffer>();
+/**
+ * The bytes every key of tree `tree` starts with in the tree databases ([tree, …] in lmdb-js's
+ * ordered-binary key encoding: the number, then the 0 byte that ends an array element); keys of
+ * one tree sort together, so [prefix(t), prefix(t + 1)) is exactly tree t.
+ */
+function treePrefix(tree: TreeId): Buffer {
+  let p = prefixes.get(tree);
+  if (p) return p;
+  const encode = (driver() as unknown as { keyValueToBuffer: (k: Key) => Buffer }).keyValueToBuffer;
+  p = Buffer.concat([encode([tree]), Buffer.from([0])]);
+  if (!encode([tree, 1, 'x']).subarray(0, p.length).equals(p)) throw new AvfsError('Internal', `lmdb's key encoding is not what this avfs expects (tree ${tree})`);
+  prefixes.set(tree, p);
+  return p;
+}
+
 const toJournal = (seq: number, v: JournalVal): JournalRow => ({
   seq,
   ts_ms: v[0],
@@ -86,45 +129,30 @@ export class LmdbMeta implements MetaStore, ChunkTable {
   readonly kind = 'lmdb' as const;
   readonly groups = undefined;
   readonly readonly: boolean;
-  private readonly env: RootDatabase;
-  private readonly dbMeta: Database<string, string>;
-  private readonly dbState: Database<unknown, string>;
-  private readonly dbInodes: Database<InodeVal, Key>;
-  private readonly dbDentries: Database<number, Key>;
-  private readonly dbSymlinks: Database<string, Key>;
-  private readonly dbExtents: Database<Buffer, Key>;
-  private readonly dbCps: Database<CheckpointRow, number>;
-  private readonly dbCpNames: Database<number, string>;
-  private readonly dbJournal: Database<JournalVal, number>;
-  private readonly dbChunks: Database<Buffer, Buffer>;
+  private env!: RootDatabase;
+  private dbMeta!: Database<string, string>;
+  private dbState!: Database<unknown, string>;
+  private dbInodes!: Database<InodeVal, Key>;
+  private dbDentries!: Database<number, Key>;
+  private dbSymlinks!: Database<string, Key>;
+  private dbExtents!: Database<Buffer, Key>;
+  private dbCps!: Database<CheckpointRow, number>;
+  private dbCpNames!: Database<number, string>;
+  private dbJournal!: Database<JournalVal, number>;
+  private dbChunks!: Database<Buffer, Buffer>;
+  /** The four tree databases again, as raw bytes (copying and dropping trees moves bytes, decoding nothing). */
+  private rawTrees!: Array<Database<Buffer, Buffer>>;
   private depth = 0;
   private writing = false;
   private open = true;
-  private readonly opened: { dev: number; ino: number };
+  private opened!: { dev: number; ino: number };
 
   constructor(
     readonly file: string,
     opts: LmdbOpenOptions = {},
   ) {
     this.readonly = !!opts.readonly;
-    const st = statSync(file);
-    this.opened = { dev: st.dev, ino: st.ino };
-    try {
-      this.env = driver().open({ path: file, noSubdir: true, maxDbs: 16, readOnly: this.readonly, pageSize: 8192 });
-    } catch (e) {
-      throw new AvfsError('StorageError', `vault file ${file} cannot be used: ${(e as Error).message}`, { file, reason: (e as Error).message });
-    }
-    const sub = <V, K extends import('lmdb').Key>(name: string, extra: object = {}): Database<V, K> => this.env.openDB({ name, ...extra, create: !this.readonly } as never) as unknown as Database<V, K>;
-    this.dbMeta = sub('meta', { encoding: 'string' });
-    this.dbState = sub('state');
-    this.dbInodes = sub('inodes');
-    this.dbDentries = sub('dentries');
-    this.dbSymlinks = sub('symlinks', { encoding: 'string' });
-    this.dbExtents = sub('extents', { encoding: 'binary' });
-    this.dbCps = sub('cps');
-    this.dbCpNames = sub('cpnames');
-    this.dbJournal = sub('journal');
-    this.dbChunks = sub('chunks', { keyEncoding: 'binary', encoding: 'binary' });
+    this.attach();
     if (opts.create) {
       this.write(() => {
         this.dbState.putSync('schema', LMDB_SCHEMA_VERSION);
@@ -146,6 +174,63 @@ export class LmdbMeta implements MetaStore, ChunkTable {
     }
   }
 
+  /**
+   * Opens the environment at `file` and its databases, waiting out and retrying around another
+   * process's compaction swap (lmdbSwap.ts).
+   */
+  private attach(): void {
+    for (let attempt = 0; ; attempt++) {
+      waitForSwap(this.file);
+      const before = openIdentity(this.file);
+      const st = statSync(this.file);
+      this.openEnv();
+      this.schemaVersion(); // the first read: this process now has a reader slot
+      if (openIdentity(this.file) === before && this.dbState.get(MOVED_KEY) === undefined) {
+        this.opened = { dev: st.dev, ino: st.ino };
+        return;
+      }
+      this.env.close();
+      if (attempt >= 100) throw new AvfsError('StorageError', `vault file ${this.file} cannot be used: it kept being replaced while it was opened`, { file: this.file });
+    }
+  }
+
+  private openEnv(): void {
+    try {
+      // noMetaSync: a commit syncs its data pages but not the meta page that makes it current
+      // (that goes to disk with the next commit's sync). A kill -9 loses nothing; a power loss
+      // keeps the file consistent and may undo the last commit. The nearest LMDB has to the
+      // SQLite store's WAL with synchronous=NORMAL (docs/performance.md, "Storage backends").
+      this.env = driver().open({ path: this.file, noSubdir: true, maxDbs: 16, readOnly: this.readonly, pageSize: 8192, noMetaSync: !this.readonly });
+    } catch (e) {
+      throw new AvfsError('StorageError', `vault file ${this.file} cannot be used: ${(e as Error).message}`, { file: this.file, reason: (e as Error).message });
+    }
+    this.dbMeta = this.sub('meta', { encoding: 'string' });
+    this.dbState = this.sub('state');
+    this.dbInodes = this.sub('inodes');
+    this.dbDentries = this.sub('dentries');
+    this.dbSymlinks = this.sub('symlinks', { encoding: 'string' });
+    this.dbExtents = this.sub('extents', { encoding: 'binary' });
+    this.dbCps = this.sub('cps');
+    this.dbCpNames = this.sub('cpnames');
+    this.dbJournal = this.sub('journal');
+    this.dbChunks = this.sub('chunks', { keyEncoding: 'binary', encoding: 'binary' });
+    this.rawTrees = TREE_DBS.map((name) => this.raw(name));
+  }
+
+  private sub<V, K extends import('lmdb').Key>(name: string, extra: object = {}): Database<V, K> {
+    return this.env.openDB({ name, ...extra, create: !this.readonly } as never) as unknown as Database<V, K>;
+  }
+  /** Database `name` (one with lmdb-js's ordered-binary keys) as stored bytes. */
+  private raw(name: string): Database<Buffer, Buffer> {
+    return this.sub<Buffer, Buffer>(name, { keyEncoder: RAW_KEYS, encoding: 'binary' });
+  }
+
+  /** After another process compacted the vault: this file is no longer the vault's; open the one at the path. */
+  private followMove(): void {
+    this.env.close();
+    this.attach();
+  }
+
   get isOpen(): boolean {
     return this.open;
   }
@@ -157,12 +242,24 @@ export class LmdbMeta implements MetaStore, ChunkTable {
     if (this.writing) return fn();
     if (this.readonly) throw new AvfsError('ReadOnly', `read-only: the vault file ${this.file} is open read-only`, { file: this.file });
     if (this.depth > 0) throw new AvfsError('Internal', 'a write cannot start inside a read transaction of the same vault');
+    try {
+      return this.writeOnce(fn);
+    } catch (e) {
+      if (e !== MOVED) throw e;
+      // Compacted by another process: nothing was written; the write is done on the new file.
+      this.followMove();
+      return this.writeOnce(fn);
+    }
+  }
+
+  private writeOnce<T>(fn: () => T): T {
     let out: T;
     this.depth++;
     this.writing = true;
     try {
       this.env.transactionSync(() => {
         if (this.fileReplaced()) {
+          if (this.dbState.get(MOVED_KEY) !== undefined) throw MOVED;
           const vault = basename(this.file).replace(/\.avfs$/, '');
           throw new AvfsError('VaultNotFound', `vault ${vault} was deleted while this command ran: nothing was written`, { vault });
         }
@@ -179,7 +276,7 @@ export class LmdbMeta implements MetaStore, ChunkTable {
   read<T>(fn: () => T): T {
     if (this.depth > 0) return fn();
     // A fresh snapshot for the whole call (lmdb-js keeps one read transaction per event turn).
-    this.env.resetReadTxn();
+    this.freshSnapshot();
     this.depth++;
     try {
       return fn();
@@ -188,8 +285,14 @@ export class LmdbMeta implements MetaStore, ChunkTable {
     }
   }
 
+  /** The newest committed state, from the vault's current file (following a compaction). */
+  private freshSnapshot(): void {
+    this.env.resetReadTxn();
+    if (this.dbState.get(MOVED_KEY) !== undefined) this.followMove();
+  }
+
   changeVersion(): number {
-    if (this.depth === 0) this.env.resetReadTxn();
+    if (this.depth === 0) this.freshSnapshot();
     return (this.dbState.get('version') as number | undefined) ?? 0;
   }
   schemaVersion(): number {
@@ -214,8 +317,90 @@ export class LmdbMeta implements MetaStore, ChunkTable {
   tuneForServer(): void {
     /* reads are memory-mapped already */
   }
+  /**
+   * LMDB reuses freed pages but never shortens its file: when a gc left at least a quarter of the
+   * file (and 512 KiB) free, the vault is copied compactly and the copy put in its place
+   * (lmdbSwap.ts: how processes that have it open follow). The copy is made inside one write
+   * transaction of the old file, so no write lands between the copy and the swap; it costs a read
+   * and a write of what the vault holds.
+   */
   compact(): void {
-    /* freed pages are reused by later writes; LMDB does not shrink its file */
+    if (this.readonly || this.depth > 0 || !this.worthCompacting()) return;
+    const swap = swapFile(this.file);
+    let fd: number;
+    try {
+      fd = openPrivate(swap, 'wx');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST') return; // another process is compacting it
+      throw e;
+    }
+    const tmp = `${this.file}.compact-${process.pid}`;
+    try {
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      this.write(() => {
+        closeSync(openPrivate(tmp, 'wx'));
+        const copy = new LmdbMeta(tmp, { create: true });
+        try {
+          this.copyEverythingInto(copy);
+        } finally {
+          copy.close();
+        }
+        const tfd = openSync(tmp, 'r+');
+        try {
+          fsyncSync(tfd);
+        } finally {
+          closeSync(tfd);
+        }
+        rmSync(lockFile(tmp), { force: true });
+        rmSync(lockFile(this.file), { force: true });
+        renameSync(tmp, this.file);
+        this.dbState.putSync(MOVED_KEY, process.pid);
+      });
+      rmSync(lockFile(this.file), { force: true });
+    } finally {
+      rmSync(tmp, { force: true });
+      rmSync(lockFile(tmp), { force: true });
+      rmSync(swap, { force: true });
+    }
+    this.followMove();
+  }
+
+  /** Whether at least a quarter of the file, and 512 KiB, is free pages. */
+  private worthCompacting(): boolean {
+    const pageSize = 8192;
+    const size = statSync(this.file).size;
+    let used = 3; // meta pages
+    const pages = (s: { treeBranchPageCount: number; treeLeafPageCount: number; overflowPages: number }) => s.treeBranchPageCount + s.treeLeafPageCount + s.overflowPages;
+    type Stats = Parameters<typeof pages>[0] & { root: Parameters<typeof pages>[0]; free: Parameters<typeof pages>[0] };
+    const env = this.env.getStats() as Stats;
+    used += pages(env.root) + pages(env.free);
+    for (const db of [this.dbChunks, ...KEYED_DBS.map((name) => this.sub<unknown, Key>(name))]) used += pages(db.getStats() as Stats);
+    const free = size - used * pageSize;
+    return free >= 512 * 1024 && free * 4 >= size;
+  }
+
+  /** Copies every database of this file into `copy` (a new, empty vault file), as stored bytes, in transactions of about 16 MiB. */
+  private copyEverythingInto(copy: LmdbMeta): void {
+    const pairs: Array<[Database<Buffer, Buffer>, Database<Buffer, Buffer>]> = [[copy.dbChunks, this.dbChunks], ...KEYED_DBS.map((name) => [copy.raw(name), this.raw(name)] as [Database<Buffer, Buffer>, Database<Buffer, Buffer>])];
+    for (const [to, from] of pairs) {
+      let batch: Array<[Buffer, Buffer]> = [];
+      let bytes = 0;
+      const flush = () => {
+        const rows = batch;
+        copy.env.transactionSync(() => {
+          for (const [k, v] of rows) to.putSync(k, v);
+        });
+        batch = [];
+        bytes = 0;
+      };
+      for (const { key, value } of from.getRange({})) {
+        batch.push([Buffer.from(key), Buffer.from(value)]);
+        bytes += key.length + value.length;
+        if (bytes >= 16 * 1024 * 1024) flush();
+      }
+      if (batch.length > 0) flush();
+    }
   }
   close(): void {
     if (!this.open) return;
@@ -498,6 +683,20 @@ export class LmdbMeta implements MetaStore, ChunkTable {
     for (const k of keys) db.removeSync(k);
   }
 
+  /** Deletes every entry of tree `tree` from the raw database `db`. */
+  private dropRaw(db: Database<Buffer, Buffer>, tree: TreeId): void {
+    const keys = [...db.getKeys({ start: treePrefix(tree), end: treePrefix(tree + 1) })];
+    for (const k of keys) db.removeSync(k);
+  }
+
+  /** Copies every entry of tree `from` in the raw database `src` to tree `to` of `db`, as bytes: the key's tree prefix is swapped. */
+  private copyRaw(db: Database<Buffer, Buffer>, from: TreeId, to: TreeId, src: Database<Buffer, Buffer> = db): void {
+    const fromPrefix = treePrefix(from);
+    const toPrefix = treePrefix(to);
+    const rows = [...src.getRange({ start: fromPrefix, end: treePrefix(from + 1) }).map(({ key, value }) => [Buffer.concat([toPrefix, key.subarray(fromPrefix.length)]), Buffer.from(value)] as const)];
+    for (const [k, v] of rows) db.putSync(k, v);
+  }
+
   /** Copies every entry of `db` in tree `from` to tree `to`, optionally only those `keep` accepts. */
   private copyRange<V>(db: Database<V, Key>, from: TreeId, to: TreeId, keep?: (key: Key, value: V) => boolean, src: Database<V, Key> = db): void {
     const rows = [...src.getRange({ start: [from], end: [from + 1] })];
@@ -509,8 +708,8 @@ export class LmdbMeta implements MetaStore, ChunkTable {
 
   // ---- chunks ----
   chunkGet(hash: Buffer): Buffer | undefined {
-    const d = this.dbChunks.get(hash);
-    return d ? Buffer.from(d) : undefined;
+    // One copy out of the map (getBinary's own), owned by the caller.
+    return this.dbChunks.getBinary(hash);
   }
   chunkPut(hash: Buffer, data: Uint8Array): void {
     if (this.dbChunks.doesExist(hash)) return;
@@ -696,34 +895,30 @@ export class LmdbMeta implements MetaStore, ChunkTable {
     this.dbCpNames.removeSync(r.name);
     this.dbCps.removeSync(id);
   }
-  private trees(): Array<Database<unknown, Key>> {
-    return [this.dbInodes, this.dbDentries, this.dbSymlinks, this.dbExtents] as Array<Database<unknown, Key>>;
-  }
   snapshotLive(id: TreeId): boolean {
     // Files unlinked but still open on a mount (nlink 0) are not part of the tree.
-    const named = (ino: number) => (this.dbInodes.get([LIVE, ino])?.[3] ?? 0) > 0;
-    let whole = true;
-    this.copyRange(this.dbInodes, LIVE, id, (_k, v) => {
-      if (v[3] > 0) return true;
-      whole = false;
-      return false;
-    });
-    this.copyRange(this.dbDentries, LIVE, id);
-    this.copyRange(this.dbSymlinks, LIVE, id);
-    this.copyRange(this.dbExtents, LIVE, id, whole ? undefined : (k) => named(k[1] as number));
-    return whole;
+    const orphans = new Set(this.orphans());
+    if (orphans.size === 0) {
+      for (const db of this.rawTrees) this.copyRaw(db, LIVE, id);
+      return true;
+    }
+    this.copyRange(this.dbInodes, LIVE, id, (k) => !orphans.has(k[1] as number));
+    this.copyRaw(this.rawTrees[1]!, LIVE, id);
+    this.copyRaw(this.rawTrees[2]!, LIVE, id);
+    this.copyRange(this.dbExtents, LIVE, id, (k) => !orphans.has(k[1] as number));
+    return false;
   }
   copyTree(from: TreeId, to: TreeId): void {
-    for (const db of this.trees()) this.copyRange(db, from, to);
+    for (const db of this.rawTrees) this.copyRaw(db, from, to);
   }
   restoreTree(id: TreeId): void {
-    for (const db of this.trees()) {
-      this.removeRange(db, [LIVE], [LIVE + 1]);
-      this.copyRange(db, id, LIVE);
+    for (const db of this.rawTrees) {
+      this.dropRaw(db, LIVE);
+      this.copyRaw(db, id, LIVE);
     }
   }
   dropTree(id: TreeId): void {
-    for (const db of this.trees()) this.removeRange(db, [id], [id + 1]);
+    for (const db of this.rawTrees) this.dropRaw(db, id);
   }
   treeCounts(id: TreeId): { files: number; bytes: number } {
     let files = -1;
@@ -781,8 +976,8 @@ export class LmdbMeta implements MetaStore, ChunkTable {
         src.setMeta(FORK_KEY_PREFIX + forkName, new Date().toISOString());
         this.write(() => {
           for (const [db, sdb] of this.pairs(src)) {
-            this.removeRange(db, [LIVE], [LIVE + 1]);
-            this.copyRange(db, LIVE, LIVE, undefined, sdb);
+            this.dropRaw(db, LIVE);
+            this.copyRaw(db, LIVE, LIVE, sdb);
           }
           this.dbState.putSync('counters', src.dbState.get('counters'));
           for (const prefix of ['quota.', 'policy.', 'base.']) {
@@ -794,7 +989,7 @@ export class LmdbMeta implements MetaStore, ChunkTable {
             const cp = name === undefined ? undefined : src.checkpointByName(name);
             if (!cp || this.checkpointByName(cp.name)) continue;
             this.insertCheckpoint(cp);
-            for (const [db, sdb] of this.pairs(src)) this.copyRange(db, cp.id, cp.id, undefined, sdb);
+            for (const [db, sdb] of this.pairs(src)) this.copyRaw(db, cp.id, cp.id, sdb);
           }
           record();
         });
@@ -804,9 +999,8 @@ export class LmdbMeta implements MetaStore, ChunkTable {
     }
   }
 
-  private pairs(src: LmdbMeta): Array<[Database<unknown, Key>, Database<unknown, Key>]> {
-    const mine = this.trees();
-    const theirs = src.trees();
-    return mine.map((db, i) => [db, theirs[i]!]);
+  private pairs(src: LmdbMeta): Array<[Database<Buffer, Buffer>, Database<Buffer, Buffer>]> {
+    return this.rawTrees.map((db, i) => [db, src.rawTrees[i]!]);
   }
+
 }

@@ -3,7 +3,7 @@
  * better-sqlite3 (db.ts opens it). Statements are prepared on first use; trees are tables
  * (`inodes`, …) for the live tree and `cp_*` tables keyed by checkpoint id for the others.
  */
-import type { ChunkTable, Counters, DirentMode, GroupCommit, JournalRow, MetaStore, Node, TreeDump, TreeId } from './backend';
+import type { ChunkTable, Counters, DirentMode, GroupCommit, JournalRow, MetaStore, NewName, Node, TreeDump, TreeId } from './backend';
 import { LIVE } from './backend';
 import { CheckpointRefs } from './checkpointRefs';
 import type { CheckpointRow } from './checkpoints';
@@ -371,6 +371,18 @@ export class SqliteMeta implements MetaStore, ChunkTable {
   }
   copyExtents(src: number, dst: number): void {
     this.s.copyExtents.run(dst, src);
+  }
+  insertNames(names: readonly NewName[]): void {
+    const { insertInode, insertDentry, insertSymlink, upsertExtent } = this.s;
+    for (const n of names) {
+      const r = n.row;
+      if (r) {
+        insertInode.run(r.ino, r.mode, r.uid, r.gid, r.nlink, r.size, r.atime_s, r.atime_ns, r.mtime_s, r.mtime_ns, r.ctime_s, r.ctime_ns);
+        if (n.target !== undefined) insertSymlink.run(n.ino, n.target);
+        if (n.extents) for (let i = 0; i < n.extents.length; i++) upsertExtent.run(n.ino, i, n.extents[i]!);
+      }
+      insertDentry.run(n.parent, n.name, n.ino);
+    }
   }
 
   // ---- chunks ----

@@ -85,6 +85,52 @@ describe('runs and writes routed through the host', () => {
     const mark = check.prepare("SELECT value FROM meta WHERE key = 'damaged'").get() as { value: string } | undefined;
     check.close();
     assert.match(mark?.value ?? '', /does not match its SHA-256/);
+
+    // `vault info` shows the mark, what holds the chunk and the way back, through the host and without.
+    for (const env of [{}, { AVFS_NO_HOST: '1' }] as Array<Record<string, string>>) {
+      const info = await runJson(['vault', 'info', 'chunky'], { home, env });
+      assert.equal(info.code, 0, JSON.stringify(info.json));
+      const damaged = info.json.damaged as { found_at: string; chunk: string; files: string[]; checkpoints: string[]; recovery: string };
+      assert.equal(damaged.chunk, first.toString('hex'));
+      assert.ok(!Number.isNaN(Date.parse(damaged.found_at)), damaged.found_at);
+      assert.deepEqual(damaged.files, ['/a.txt']);
+      assert.deepEqual(damaged.checkpoints, []);
+      assert.equal(damaged.recovery, '1 file and 0 checkpoints hold it and cannot be read (everything else can); to recover: avfs rm /a.txt, then avfs gc, then write the files again from a good copy');
+      const text = (await runCli(['vault', 'info', 'chunky'], { home, env })).stdout;
+      assert.match(text, new RegExp(`^damaged +since ${damaged.found_at.replace(/\./g, '\\.')}: chunk ${damaged.chunk.slice(0, 16)}… does not match its SHA-256$`, 'm'), text);
+      assert.match(text, /^ {2}files +\/a\.txt$/m, text);
+      assert.match(text, /^ {2}recover +1 file and 0 checkpoints hold it/m, text);
+    }
+    const healthy = await runJson(['vault', 'info', 'main'], { home });
+    assert.equal(healthy.json.damaged, null);
+    assert.doesNotMatch((await runCli(['vault', 'info', 'main'], { home })).stdout, /damaged/);
+
+    // The steps it gives work: the file reads again with the same bytes.
+    assert.equal((await runJson(['--vault', 'chunky', 'rm', '/a.txt'], { home })).code, 0);
+    assert.equal((await runJson(['--vault', 'chunky', 'gc'], { home })).code, 0);
+    assert.equal((await runJson(['--vault', 'chunky', 'write', '/a.txt', a], { home })).code, 0);
+    assert.equal((await runCli(['--vault', 'chunky', 'cat', '/a.txt'], { home })).stdout, a);
+    // gc swept the damaged chunk, and the mark with it.
+    assert.equal((await runJson(['vault', 'info', 'chunky'], { home })).json.damaged, null);
+  });
+
+  test('vault info names the checkpoints that hold a damaged chunk, and the steps delete them', async () => {
+    await runJson(['vault', 'create', 'held'], { home });
+    const c = 'C'.repeat(1000);
+    await runJson(['--vault', 'held', 'write', '/c.txt', c], { home });
+    assert.equal((await runJson(['--vault', 'held', 'checkpoint', 'save', 'keep-me'], { home })).code, 0);
+    const db = new Database(join(home, 'vaults', 'held.avfs'));
+    assert.equal(db.prepare("UPDATE chunks SET data = CAST(replace(CAST(data AS TEXT), 'CC', 'CD') AS BLOB) WHERE hash = ?").run(createHash('sha256').update(c).digest()).changes, 1);
+    db.close();
+    assert.equal((await runJson(['--vault', 'held', 'cat', '/c.txt'], { home })).json.error, 'StorageError');
+    const damaged = (await runJson(['vault', 'info', 'held'], { home })).json.damaged as { files: string[]; checkpoints: string[]; recovery: string };
+    assert.deepEqual([damaged.files, damaged.checkpoints], [['/c.txt'], ['keep-me']]);
+    assert.match(damaged.recovery, /^1 file and 1 checkpoint hold it .*: avfs rm \/c\.txt, then avfs checkpoint delete keep-me, then avfs gc, then write the files again/);
+    for (const step of [['rm', '/c.txt'], ['checkpoint', 'delete', 'keep-me'], ['gc'], ['write', '/c.txt', c]]) {
+      assert.equal((await runJson(['--vault', 'held', ...step], { home })).code, 0, step.join(' '));
+    }
+    assert.equal((await runCli(['--vault', 'held', 'cat', '/c.txt'], { home })).stdout, c);
+    assert.equal((await runJson(['vault', 'info', 'held'], { home })).json.damaged, null);
   });
 
   test('"waiting for approval" is not said of a run denied at once; it is of one that waits', async () => {

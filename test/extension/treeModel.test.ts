@@ -49,6 +49,7 @@ const info = (quotas: Partial<VaultInfo['quotas']> = {}): VaultInfo => ({
   quotas: { max_size_mb: null, max_files: null, max_file_size_mb: null, ...quotas },
   forks: [],
   checkpoints: ['a', 'b'],
+  damaged: null,
 });
 const mount = { vault: 'demo', mountpoint: '/home/u/.avfs/mnt/demo', readonly: false, allow_other: false, pid: 1, started: '', state: 'ready', live: true };
 
@@ -60,6 +61,17 @@ test("a vault's description shows its size against the size quota, its files, an
   assert.match(tip, /size 2 MiB \(75% used\), files 100 \(14% used\), file size none/);
   assert.match(tip, /Mounted at `\/home\/u\/\.avfs\/mnt\/demo`/);
   assert.match(tip, /2 checkpoints/);
+  assert.doesNotMatch(tip, /Damaged/);
+});
+
+test('a vault a read found damaged says so in its description, and its tooltip says how to recover', () => {
+  const recovery = '1 file and 0 checkpoints hold it and cannot be read (everything else can); to recover: avfs rm /a.txt, then avfs gc, then write the files again from a good copy';
+  const damaged = { ...info(), damaged: { found_at: '2026-01-02T03:04:05.000Z', chunk: 'ab'.repeat(32), files: ['/a.txt'], checkpoints: [], recovery } };
+  assert.equal(vaultDescription(damaged, undefined), '1.5 MiB · 14 files · damaged');
+  const tip = vaultTooltip(damaged, undefined);
+  // Markdown-escaped: the text is the host's, shown as text.
+  assert.ok(tip.includes('**Damaged** since 2026\\-01\\-02T03\\:04\\:05\\.000Z: 1 file and 0 checkpoints hold it'), tip);
+  assert.ok(tip.includes('avfs rm /a\\.txt, then avfs gc'), tip);
 });
 
 test('checkpoints are listed newest first and described by age, size and description', () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { PruneResult } from '../../host/protocol/methods/checkpoints';
+import type { PruneResult } from '../../host/protocol/methods/checkpoint';
 import { pruneConfirmation } from '../../extension/warnings';
 
 const cp = (name: string, alone: number | null) => ({

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:net';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ExecutionEnvelope } from '../../host/protocol/exec';
@@ -381,6 +381,49 @@ describe('sandbox: runs through a real host', () => {
       assert.ok(l.hits() > before, `the remote's host was reached: ${env.result.stderr}`);
       assert.deepEqual(env.result.sandbox?.violations, []);
     } finally {
+      approver.close();
+    }
+  });
+
+  test('git\'s insteadOf, pushurl and a global insteadOf are followed as git follows them: each run reaches the host git goes to, and nothing is refused', async () => {
+    const approver = await client(w.avfs, {
+      name: 'test approver',
+      approver: true,
+      setup: (conn) => conn.onRequest('approval/request', (_req: ApprovalRequest) => ({ answer: 'approve_once' })),
+    });
+    // The home's ~/.gitconfig (shown read-only to runs) rewrites a short alias, as many users' do.
+    const gitconfig = join(w.home, '.gitconfig');
+    const before0 = readFileSync(gitconfig, 'utf8');
+    appendFileSync(gitconfig, `[url "http://localhost:${l.port}/"]\n\tinsteadOf = lh:\n`);
+    try {
+      const setup = await exec([
+        '--cwd', '/rewritten', '--shell',
+        [
+          'git init -q . && git remote add origin https://code.example/repo.git',
+          `git config url.http://localhost:${l.port}/.insteadOf https://code.example/`,
+          'git config remote.origin.pushurl https://push.example/repo.git',
+          `git config url.http://127.0.0.1:${l.port}/.insteadOf https://push.example/`,
+          'git commit -q --allow-empty -m one',
+        ].join(' && '),
+      ]);
+      assert.equal(setup.code, 0, setup.env.result.stderr);
+      // The listener is no git server: git fails once it has its answer, but it got there through the proxy.
+      const cases: Array<[string[], string[]]> = [
+        [['git', 'ls-remote'], ['localhost']],
+        [['git', 'push', 'origin', 'HEAD'], ['127.0.0.1']],
+        [['git', 'ls-remote', 'lh:other.git'], ['localhost']],
+      ];
+      for (const [argv, hosts] of cases) {
+        const before = l.hits();
+        const { env } = await exec(['--cwd', '/rewritten', '--', ...argv]);
+        assert.equal(env.result.approval?.outcome, 'approved', argv.join(' '));
+        assert.equal(env.result.sandbox?.network, 'filtered', argv.join(' '));
+        assert.deepEqual(env.result.sandbox?.network_hosts, hosts, argv.join(' '));
+        assert.ok(l.hits() > before, `${argv.join(' ')} reached its host: ${env.result.stderr}`);
+        assert.deepEqual(env.result.sandbox?.violations, [], argv.join(' '));
+      }
+    } finally {
+      writeFileSync(gitconfig, before0);
       approver.close();
     }
   });

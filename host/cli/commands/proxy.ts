@@ -1,4 +1,4 @@
-/** `avfs proxy exec`: run one command in a vault mount through the policy, and report it. See docs/exec.md (handler: ../handlers/proxy.ts). */
+/** `avfs proxy exec`: run one command in a vault mount through the policy, and report it. See docs/exec.md (handler: ../handlers/exec.ts). */
 import { type Command, Option } from 'commander';
 import { type Act, example } from '../define';
 
@@ -29,7 +29,7 @@ export function register(program: Command, act: Act): void {
         ]),
       )
       .option('--no-prompt', 'never ask on this terminal: a command that needs approval is denied')
-      .action(act('proxy.exec')),
+      .action(act('exec.run')),
     'avfs proxy exec --json -- npm test',
     'avfs --vault task-1 proxy exec --keep-mount --shell "git add -A && git commit -m wip"',
     'avfs --vault task-1 proxy exec --materialize --shell "npm install && npm test"',
@@ -38,7 +38,7 @@ export function register(program: Command, act: Act): void {
     program
       .command('doctor')
       .description('whether commands can be sandboxed here (bubblewrap, user namespaces, process and memory limits), and why not')
-      .action(act('proxy.doctor')),
+      .action(act('exec.doctor')),
     'avfs doctor --json',
   );
 }

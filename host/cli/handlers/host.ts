@@ -78,7 +78,7 @@ export const hostHandlers = {
   },
 
   'host.approvals': async (ctx: CliContext, opts: { watch?: boolean }, cmd: Command) => {
-    if (opts.watch) return (await import('./approvalsWatch')).watchApprovals(ctx, !!ctx.globals(cmd).json);
+    if (opts.watch) return (await import('../approvalsWatch')).watchApprovals(ctx, !!ctx.globals(cmd).json);
     const { pending } = await withHost(ctx, (h) => h.callHost('approval/list', {}));
     ctx.print(cmd, { pending }, () =>
       pending.length === 0

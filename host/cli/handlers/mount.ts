@@ -66,7 +66,7 @@ async function openExecEndpoint(ctx: CliContext, session: MountSession): Promise
   const socket = session.registry.execSocketOf(session.mountpoint);
   try {
     const { serveMountExec } = await import('../../proxy/mountExec');
-    const { execExitCode, humanReport } = await import('./proxy');
+    const { execExitCode, humanReport } = await import('./exec');
     const ep = await serveMountExec({ home: await ctx.home(), vault: session.vaultName, socket, present: (env) => ({ exitCode: execExitCode(env), human: humanReport(env) }) });
     return { ...ep, socket };
   } catch (e) {
@@ -80,7 +80,7 @@ async function foreground(ctx: CliContext, vault: string, mp: string, opts: Moun
   checkVaultName(vault);
   if (!(await ctx.home()).exists(vault)) throw new AvfsError('VaultNotFound', `vault not found: ${vault}`, { vault });
   const fd = opts.readyFd !== undefined ? parseCount('--ready-fd', opts.readyFd) : undefined;
-  const { mountInfo } = await import('../../ops/mounts');
+  const { mountInfo } = await import('../../ops/mount');
   try {
     await serve(ctx, vault, mp, opts, (rec) => {
       if (fd === undefined) {

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { AvfsError } from '../../protocol/errors';
 import { checkBackend } from '../../store/backend';
-import type { Quotas, VaultSummary } from '../../protocol/vault';
+import type { Quotas, VaultDamage, VaultSummary } from '../../protocol/vault';
 import { type CliContext, humanBytes, parseCount, table } from '../context';
 
 function readQuotaOptions(o: Record<string, string | undefined>): Partial<Quotas> {
@@ -11,6 +11,16 @@ function readQuotaOptions(o: Record<string, string | undefined>): Partial<Quotas
   if (o.maxFiles !== undefined) q.max_files = parseCount('--max-files', o.maxFiles);
   if (o.maxFileSizeMb !== undefined) q.max_file_size_mb = parseCount('--max-file-size-mb', o.maxFileSizeMb);
   return q;
+}
+
+/** The rows `vault info` adds for a vault a read found damaged: what, where, and the way back. */
+function damageRows(d: VaultDamage): string[][] {
+  return [
+    ['damaged', `since ${d.found_at}: chunk ${d.chunk.slice(0, 16)}… does not match its SHA-256`],
+    ['  files', d.files.join(', ') || '-'],
+    ['  checkpoints', d.checkpoints.join(', ') || '-'],
+    ['  recover', d.recovery],
+  ];
 }
 
 function renderList(vaults: VaultSummary[]): string {
@@ -82,6 +92,7 @@ export const vaultHandlers = {
         ['forks', info.forks.join(', ') || '-'],
         ['checkpoints', String(info.checkpoints.length)],
         ['quotas', Object.entries(info.quotas).map(([k, v]) => `${k}=${v ?? 'none'}`).join(' ')],
+        ...(info.damaged ? damageRows(info.damaged) : []),
       ]),
     );
   },

@@ -6,7 +6,7 @@ import { assertNotMounted } from '../fuse/registry';
 import type { CheckpointInfo } from '../protocol/changes';
 import { AvfsError } from '../protocol/errors';
 import type { MethodParamsParsed } from '../protocol/methods';
-import type { RetentionInfo } from '../protocol/methods/checkpoints';
+import type { RetentionInfo } from '../protocol/methods/checkpoint';
 import { checkKeepLast, describeRetention, formatAge, parseAge, type RetentionSettings } from '../protocol/retention';
 import type { CheckpointRow } from '../store/checkpoints';
 import { CheckpointTree } from '../store/checkpointTree';

@@ -106,8 +106,8 @@ async function viaHost(
   }
 }
 
-export const proxyHandlers = {
-  'proxy.doctor': async (ctx: CliContext, _opts: unknown, cmd: Command) => {
+export const execHandlers = {
+  'exec.doctor': async (ctx: CliContext, _opts: unknown, cmd: Command) => {
     const { diagnoseSandbox } = await import('../../sandbox/doctor');
     const d = await diagnoseSandbox(ctx.homeDir.dir);
     if (!d.ok) ctx.exitCode = 1;
@@ -120,7 +120,7 @@ export const proxyHandlers = {
       return lines.join('\n') + '\n';
     });
   },
-  'proxy.exec': async (ctx: CliContext, argv: string[], opts: ExecOptions, cmd: Command) => {
+  'exec.run': async (ctx: CliContext, argv: string[], opts: ExecOptions, cmd: Command) => {
     const json = !!ctx.globals(cmd).json;
     const invalid = (message: string, details: Record<string, unknown>) => new AvfsError('InvalidInput', message, details);
     const request: ExecRequestInput = execRequestOf(argv, opts, ctx.globals(cmd).vault, invalid);

@@ -7,8 +7,9 @@ import { rmSync } from 'node:fs';
 import { assertNotMounted } from '../fuse/registry';
 import { workDirOf } from '../proxy/workingCopy';
 import { AvfsError } from '../protocol/errors';
-import type { VaultInfo, VaultSummary } from '../protocol/vault';
-import { checkBackend } from '../store/backend';
+import { shellWord } from '../protocol/shellWord';
+import type { VaultDamage, VaultInfo, VaultSummary } from '../protocol/vault';
+import { checkBackend, LIVE } from '../store/backend';
 import { convertVault } from '../store/convert';
 import { readOnlyOnDisk } from '../store/db';
 import { backendOfFile, withWriteLock } from '../store/engine';
@@ -73,8 +74,41 @@ export function vaultInfo(home: AvfsHome, name: string): VaultInfo {
       quotas: v.inodes.quotas.get(),
       forks: childrenOf(home, name, { strict: false }),
       checkpoints,
+      damaged: damageOf(v),
     };
   });
+}
+
+/**
+ * The mark a read left when a chunk no longer matched its SHA-256 (host/store/chunks.ts), with what
+ * holds that chunk. A write of the same bytes finds the chunk stored and keeps it, so the way back
+ * is to let go of every holder (the files, the checkpoints), collect it, then write the files again.
+ */
+function damageOf(v: Vault): VaultDamage | null {
+  const mark = v.meta('damaged');
+  if (mark === undefined) return null;
+  const [, found_at = mark, chunk = ''] = /^(\S+) chunk ([0-9a-f]{64})/i.exec(mark) ?? [];
+  const holds = (tree: number) => {
+    const inos = new Set<number>();
+    for (const [ino, digest] of v.store.contentDigests(tree)) if (chunk && digest.toLowerCase().includes(chunk.toLowerCase())) inos.add(ino);
+    return [...v.store.listTree(tree).values()].filter((n) => inos.has(n.ino)).map((n) => n.path).sort();
+  };
+  const files = holds(LIVE);
+  const checkpoints = v.checkpoints.list().filter((c) => holds(c.id).length > 0).map((c) => c.name);
+  const steps = [
+    ...(files.length ? [`avfs rm ${files.map(shellWord).join(' ')}`] : []),
+    ...checkpoints.map((c) => `avfs checkpoint delete ${shellWord(c)}`),
+    'avfs gc',
+    ...(files.length ? ['write the files again from a good copy'] : []),
+  ];
+  const held = files.length || checkpoints.length
+    ? `${plural(files.length, 'file')} and ${plural(checkpoints.length, 'checkpoint')} hold it and cannot be read (everything else can)`
+    : 'nothing holds it now';
+  return { found_at, chunk: chunk.toLowerCase(), files, checkpoints, recovery: `${held}; to recover: ${steps.join(', then ')}` };
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
 /**

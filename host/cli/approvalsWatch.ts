@@ -7,10 +7,10 @@
  * wherever it is given; a request settled elsewhere is said so and dropped.
  */
 import { createInterface } from 'node:readline';
-import type { ApprovalAnswerKind, ApprovalRecord, ApprovalRequest } from '../../protocol/exec';
-import { AvfsError, toAvfsError } from '../../protocol/errors';
-import type { CliContext } from '../context';
-import { terminalText } from '../terminalText';
+import type { ApprovalAnswerKind, ApprovalRecord, ApprovalRequest } from '../protocol/exec';
+import { AvfsError, toAvfsError } from '../protocol/errors';
+import type { CliContext } from './context';
+import { terminalText } from './terminalText';
 
 interface Waiting {
   req: ApprovalRequest;
@@ -58,8 +58,8 @@ function settledText(id: string, r: ApprovalRecord): string {
 }
 
 export async function watchApprovals(ctx: CliContext, json: boolean): Promise<void> {
-  const { connectHost } = await import('../../daemon/client');
-  const { APPROVAL_REQUEST } = await import('../../protocol/host');
+  const { connectHost } = await import('../daemon/client');
+  const { APPROVAL_REQUEST } = await import('../protocol/host');
   const out = (line: string) => ctx.stdout.write(`${line}\n`);
   const emit = (o: Record<string, unknown>) => out(JSON.stringify(o));
   const queue: Waiting[] = [];
