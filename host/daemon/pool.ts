@@ -215,6 +215,12 @@ export class OpsPool {
         await this.task('checkpoint.delete', { vault, name });
       },
       diffToLive: (vault, from) => this.task('diff.toLive', { vault, from }) as Promise<ChangeSummary>,
+      prepareCopy: async (vault, copy) => {
+        const { result, state } = await this.task('copy.prepare', { vault, dir: copy.dir });
+        copy.adopt(state);
+        return result;
+      },
+      commitCopy: (vault, copy) => this.task('copy.commit', { vault, dir: copy.dir, state: copy.prepared! }),
     };
   }
 

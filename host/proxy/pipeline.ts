@@ -57,7 +57,7 @@ import { homeReadOnly, loadSandboxSettings, planSandbox, sandboxRecordOf, unsand
 import { sandboxSupport } from '../sandbox/probe';
 import { networkHostsOf } from '../policy/networkHosts';
 import { gitRemotesIn, globalGitConfigs } from './gitRemotes';
-import { WorkingCopy, workingTreeOf } from './workingCopy';
+import { type CommitResult, type PrepareResult, WorkingCopy, workingTreeOf } from './workingCopy';
 
 const TRANSITIONS: Record<ExecState, readonly ExecState[]> = {
   validating: ['policy'],
@@ -89,6 +89,10 @@ export interface ExecStore {
   saveCheckpoint(vault: string, opts: SaveOptions): Promise<CheckpointRow>;
   deleteCheckpoint(vault: string, name: string): Promise<void>;
   diffToLive(vault: string, from: { id: number; name: string }): Promise<ChangeSummary>;
+  /** Brings a --materialize run's working copy (taken by the run) up to date with the vault. */
+  prepareCopy(vault: string, copy: WorkingCopy): Promise<PrepareResult>;
+  /** Commits what the run changed in its working copy back to the vault. */
+  commitCopy(vault: string, copy: WorkingCopy): Promise<CommitResult>;
 }
 
 /** ExecStore over an open vault, in this thread. */
@@ -99,6 +103,8 @@ function storeOf(v: Vault): ExecStore {
       v.checkpoints.delete(name);
     },
     diffToLive: async (_vault, from) => diffTrees(v.store, v.inodes.chunks, { kind: 'checkpoint', ...from }, { kind: 'live' }),
+    prepareCopy: async (_vault, copy) => copy.prepare(v),
+    commitCopy: async (_vault, copy) => copy.commit(v),
   };
 }
 
@@ -336,7 +342,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
       // The working copy, brought up to date with the vault (and marked in use until its commit).
       const t0 = performance.now();
       workingCopy = WorkingCopy.take(deps.home.dir, vaultName);
-      const ready = workingCopy.prepare(vault);
+      const ready = await store.prepareCopy(vaultName, workingCopy);
       materialized = { working_copy: workingCopy.tree, synced: ready.synced, pulled: ready.pulled, committed: false, applied: 0, merged: 0, prepare_ms: Math.round(performance.now() - t0), commit_ms: 0, kept_aside: null };
     } else {
       // The guard releases a mount only if it is this run's one-shot mount. One in avfs's own directory
@@ -423,7 +429,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
       if (req.readonly) workingCopy.settleUnchanged();
       else if (!result.timedOut && !result.cancelled) {
         try {
-          const done = workingCopy.commit(vault);
+          const done = await store.commitCopy(vaultName, workingCopy);
           changes = done.changes;
           materialized = { ...materialized, committed: true, applied: done.applied, merged: done.merged };
         } catch (e) {

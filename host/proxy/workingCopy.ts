@@ -62,6 +62,9 @@ interface State {
   entries: Map<string, Entry>;
 }
 
+/** A copy's manifest, as it passes between threads. */
+export type WorkingCopyState = State;
+
 /** How the copy was made ready for a run. */
 export interface PrepareResult {
   /** full: rebuilt from the vault's whole tree; journal: only the paths changed since the last run. */
@@ -183,7 +186,7 @@ export class WorkingCopy {
 
   private constructor(
     readonly dir: string,
-    private readonly lock: string,
+    private readonly lock: string | undefined,
   ) {
     this.tree = join(dir, 'tree');
     this.stateFile = join(dir, 'state.v8');
@@ -216,8 +219,29 @@ export class WorkingCopy {
     }
   }
 
+  /**
+   * The copy at `dir` for another thread of the process that took it (the host's operation
+   * threads prepare and commit it there): it holds no lock of its own. `state`: what `prepared`
+   * gave after a prepare elsewhere.
+   */
+  static at(dir: string, state?: WorkingCopyState): WorkingCopy {
+    const c = new WorkingCopy(dir, undefined);
+    c.state = state;
+    return c;
+  }
+
+  /** The manifest a prepare made (for `at` in another thread, or `adopt` back). */
+  get prepared(): WorkingCopyState | undefined {
+    return this.state;
+  }
+
+  /** Takes the manifest a prepare made in another thread. */
+  adopt(state: WorkingCopyState): void {
+    this.state = state;
+  }
+
   release(): void {
-    fs.rmSync(this.lock, { recursive: true, force: true });
+    if (this.lock) fs.rmSync(this.lock, { recursive: true, force: true });
   }
 
   private local(p: string): string {

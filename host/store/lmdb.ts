@@ -242,13 +242,16 @@ export class LmdbMeta implements MetaStore, ChunkTable {
     if (this.writing) return fn();
     if (this.readonly) throw new AvfsError('ReadOnly', `read-only: the vault file ${this.file} is open read-only`, { file: this.file });
     if (this.depth > 0) throw new AvfsError('Internal', 'a write cannot start inside a read transaction of the same vault');
-    try {
-      return this.writeOnce(fn);
-    } catch (e) {
-      if (e !== MOVED) throw e;
-      // Compacted by another process: nothing was written; the write is done on the new file.
-      this.followMove();
-      return this.writeOnce(fn);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return this.writeOnce(fn);
+      } catch (e) {
+        if (e !== MOVED) throw e;
+        // Compacted by another process (maybe again since the last try): nothing was written; the
+        // write is done on the file now at the path.
+        if (attempt >= 100) throw new AvfsError('StorageError', `vault file ${this.file} kept being replaced by compactions: nothing was written`, { file: this.file });
+        this.followMove();
+      }
     }
   }
 

@@ -80,7 +80,7 @@ test('LMDB: compactions while other processes write the vault lose no write and 
       // What this process writes between swaps is seen by the next open (never left in an old file).
       vfs.writeFile(`/round${round}`, Buffer.from(`${round}\n`));
       round++;
-      await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 0));
     }
     const codes = await writers;
     assert.deepEqual(codes, Array(WRITERS).fill(0), 'every writer exits 0');
