@@ -509,6 +509,12 @@ export class PgMeta implements MetaStore, ChunkTable {
     )[0];
     return r ? toInode(r) : undefined;
   }
+  childRef(parent: number, name: string): { ino: number; mode: number; gid: number } | undefined {
+    const r = this.rows(
+      sql`SELECT i.ino, i.mode, i.gid FROM avfs.dentries d JOIN avfs.inodes i ON i.vault = d.vault AND i.tree = 0 AND i.ino = d.ino WHERE d.vault = ${this.id} AND d.tree = 0 AND d.parent = ${parent} AND d.name = ${name}`,
+    )[0];
+    return r ? { ino: r.ino as number, mode: r.mode as number, gid: r.gid as number } : undefined;
+  }
   children(tree: TreeId, parent: number): Dirent[] {
     return this.rows(sql`SELECT name, ino FROM avfs.dentries WHERE vault = ${this.id} AND tree = ${tree} AND parent = ${parent} ORDER BY name`) as unknown as Dirent[];
   }
@@ -534,6 +540,13 @@ export class PgMeta implements MetaStore, ChunkTable {
       idx: r.idx as number,
       hash: buf(r.hash),
     }));
+  }
+  /** A read's extents with their chunks' bytes, in one round trip. */
+  extentsWithData(ino: number, first: number, last: number): Array<{ idx: number; hash: Buffer; data: Buffer | undefined }> {
+    return this.rows(
+      sql`SELECT e.idx, e.hash, c.data FROM avfs.extents e LEFT JOIN avfs.chunks c ON c.vault = e.vault AND c.hash = e.hash
+          WHERE e.vault = ${this.id} AND e.tree = 0 AND e.ino = ${ino} AND e.idx >= ${first} AND e.idx <= ${last} ORDER BY e.idx`,
+    ).map((r) => ({ idx: r.idx as number, hash: buf(r.hash), data: r.data === null || r.data === undefined ? undefined : buf(r.data) }));
   }
   extent(ino: number, idx: number): Buffer | undefined {
     const r = this.rows(sql`SELECT hash FROM avfs.extents WHERE vault = ${this.id} AND tree = 0 AND ino = ${ino} AND idx = ${idx}`)[0];
