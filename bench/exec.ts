@@ -139,7 +139,7 @@ async function breakdown(): Promise<void> {
     // How the start shell joined them before: its pid into each cgroup.procs (the whole process,
     // under the kernel's global threadgroup lock: an RCU grace period).
     const byPid = runCg.join.map((f) => join(dirname(f), 'cgroup.procs'));
-    const START_BY_PID = START_SANDBOXED.replace('echo 0 >', 'echo $$ >');
+    const START_BY_PID = START_SANDBOXED.replace('echo 0 >', () => 'echo $$ >');
     const full = bwrapArgv(spec, dir, ['true'], by);
     const bare = full.slice(0, full.indexOf('--chdir') + 3);
     const ns = [...(s.userns ? ['--unshare-user'] : [])];
