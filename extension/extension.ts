@@ -36,18 +36,42 @@ interface PerformanceMarks {
   getMarks(): { name: string; startTime: number }[];
 }
 
+/** One extension's code loading by the extension host's marks (`code/extHost/willLoadExtensionCode/<id>`, `didLoadExtensionCode`). */
+interface CodeLoad {
+  id: string;
+  start: number;
+  ms: number;
+}
+
+function codeLoads(): CodeLoad[] {
+  const marks = (globalThis as { MonacoPerformanceMarks?: PerformanceMarks }).MonacoPerformanceMarks?.getMarks?.() ?? [];
+  const starts = new Map<string, number>();
+  const loads: CodeLoad[] = [];
+  for (const m of marks) {
+    const [, what, id] = /^code\/extHost\/(will|did)LoadExtensionCode\/(.+)$/.exec(m.name) ?? [];
+    if (what === 'will') starts.set(id!, m.startTime);
+    const start = starts.get(id!);
+    if (what === 'did' && start !== undefined) loads.push({ id: id!, start, ms: m.startTime - start });
+  }
+  return loads;
+}
+
 /**
  * How long the extension host took to load this extension's main module, by its own marks around
- * the require (`code/extHost/willLoadExtensionCode/<id>`, `didLoadExtensionCode`). Show Running
- * Extensions starts its clock earlier, before an await that lets the other extensions starting at
- * the same time load their code first, and counts their loading too.
+ * the require, and the other extensions' code it loaded in the second before. Show Running
+ * Extensions starts this extension's clock earlier, before an await, and the extensions started in
+ * the same loop (every onStartupFinished one, built-in ones first) load their code in that await:
+ * its figure counts their loading too (docs/extension.md, "Activation"). The list lets the
+ * activation bench say which, from the same window.
  */
-function entryLoadMs(id: string): number | undefined {
-  const marks = (globalThis as { MonacoPerformanceMarks?: PerformanceMarks }).MonacoPerformanceMarks?.getMarks?.();
-  const at = (name: string) => marks?.find((m) => m.name === `code/extHost/${name}/${id}`)?.startTime;
-  const will = at('willLoadExtensionCode');
-  const did = at('didLoadExtensionCode');
-  return will !== undefined && did !== undefined ? did - will : undefined;
+function entryLoad(id: string): { ms: number; before: string } | undefined {
+  const loads = codeLoads();
+  const own = loads.find((l) => l.id === id);
+  if (!own) return undefined;
+  const before = loads
+    .filter((l) => l.id !== id && l.start + l.ms <= own.start && l.start >= own.start - 1000)
+    .map((l) => `${l.id} ${l.ms.toFixed(1)} ms ending ${(own.start - l.start - l.ms).toFixed(1)} ms before`);
+  return { ms: own.ms, before: before.join(', ') || 'none' };
 }
 
 export function activate(context: vscode.ExtensionContext, entry?: EntryTiming): AvfsTestApi {
@@ -76,11 +100,12 @@ export function activate(context: vscode.ExtensionContext, entry?: EntryTiming):
   // activate() call; loading this core and this activate() come after, asynchronously.
   // VS Code's part: loading the main module (this core itself when it is the main module, as the
   // activation bench tries) and the activate() call it made.
-  const load = entryLoadMs(context.extension.id);
+  const load = entryLoad(context.extension.id);
   const main = entry ? 'dist/extension.js' : 'the extension as one bundle';
   const after =
-    `; VS Code's part: loading ${main} ${load === undefined ? 'not marked' : `${load.toFixed(1)} ms (its marks)`}` +
-    (entry ? `, its activate() call ${entry.callMs.toFixed(2)} ms; the core loaded after that in ${entry.coreLoadMs.toFixed(1)} ms, ${(started - entry.calledAt).toFixed(1)} ms after the call` : '');
+    `; VS Code's part: loading ${main} ${load === undefined ? 'not marked' : `${load.ms.toFixed(1)} ms (its marks)`}` +
+    (entry ? `, its activate() call ${entry.callMs.toFixed(2)} ms; the core loaded after that in ${entry.coreLoadMs.toFixed(1)} ms, ${(started - entry.calledAt).toFixed(1)} ms after the call` : '') +
+    (load ? `; other extensions' code loaded in the second before: ${load.before}` : '');
   ctx.log.info(`AVFS ${version} activated in ${ms.toFixed(1)} ms${after} (VS Code ${vscode.version}, ${ui}, extension host on Node ${process.version})`);
   return { host: ctx.host, tree: ctx.tree, approvals: ctx.approvals, executions: ctx.executions, logUri: context.logUri, agents: agents! };
 }

@@ -23,9 +23,34 @@ export interface ChunkFallback {
   getChunk(hash: Buffer): Buffer | undefined;
 }
 
+/**
+ * How reads check chunks: `once` (what avfs does) hashes a chunk the first time this process reads
+ * it while no other connection has committed, `every` on every read, `off` never. Only
+ * bench/chunkCheck.ts, which measures what the check costs, sets another (AVFS_BENCH_CHUNK_CHECK).
+ */
+export type ChunkCheck = 'once' | 'every' | 'off';
+let chunkCheck: ChunkCheck = (['every', 'off'] as const).find((c) => c === process.env.AVFS_BENCH_CHUNK_CHECK) ?? 'once';
+
+/** For bench/chunkCheck.ts, in its own process. */
+export function setChunkCheckForBench(check: ChunkCheck): void {
+  chunkCheck = check;
+}
+
+/** Past this many verified chunks (4 GiB of them) the set starts again: bounded memory. */
+const VERIFIED_MAX = 65_536;
+
 export class ChunkStore {
+  /**
+   * Chunks of this vault file already found to match their hash, while the file's change version
+   * (another connection's commit moves it: an edit of the file through SQLite or LMDB) is
+   * `verifiedAt`. Hashing is most of a read's cost (docs/performance.md, "Chunk check"); a chunk
+   * read again (a file read twice, FUSE reading a chunk in pieces) is not hashed again.
+   */
+  private verified = new Set<string>();
+  private verifiedAt = -1;
+
   constructor(
-    private readonly table: ChunkTable & Pick<MetaStore, 'markDamaged'>,
+    private readonly table: ChunkTable & Pick<MetaStore, 'markDamaged' | 'changeVersion'>,
     private fallback: ChunkFallback | undefined = undefined,
   ) {}
 
@@ -47,12 +72,31 @@ export class ChunkStore {
    * same file, read on.
    */
   get(hash: Buffer): Buffer | undefined {
-    const data = this.table.chunkGet(hash) ?? this.fallback?.getChunk(hash);
-    if (data && !hashChunk(data).equals(hash)) {
+    const own = this.table.chunkGet(hash);
+    const data = own ?? this.fallback?.getChunk(hash);
+    if (!data || chunkCheck === 'off') return data;
+    // A fork's ancestor's chunk is checked at every read: this file's version does not follow the ancestor's.
+    const key = own && chunkCheck === 'once' ? this.verifiedKey(hash) : undefined;
+    if (key !== undefined && this.verified.has(key)) return data;
+    if (!hashChunk(data).equals(hash)) {
       const hex = hash.toString('hex');
       this.table.markDamaged(`${new Date().toISOString()} chunk ${hex} does not match its SHA-256`);
       throw new AvfsError('StorageError', `damaged vault: a chunk of this file (${hex.slice(0, 16)}…) does not match its SHA-256; its bytes were changed on disk and are not served (other files read on)`, { chunk: hex });
     }
+    if (key !== undefined) {
+      if (this.verified.size >= VERIFIED_MAX) this.verified.clear();
+      this.verified.add(key);
+    }
     return data;
+  }
+
+  /** The chunk's key in the verified set, the set emptied first if another connection committed since. */
+  private verifiedKey(hash: Buffer): string {
+    const version = this.table.changeVersion();
+    if (version !== this.verifiedAt) {
+      this.verified.clear();
+      this.verifiedAt = version;
+    }
+    return hash.toString('latin1');
   }
 }

@@ -3,6 +3,7 @@
  * better-sqlite3 (db.ts opens it). Statements are prepared on first use; trees are tables
  * (`inodes`, …) for the live tree and `cp_*` tables keyed by checkpoint id for the others.
  */
+import type Database from 'better-sqlite3';
 import type { ChunkTable, Counters, DirentMode, GroupCommit, JournalRow, MetaStore, NewName, Node, TreeDump, TreeId } from './backend';
 import { LIVE } from './backend';
 import { CheckpointRefs } from './checkpointRefs';
@@ -26,6 +27,11 @@ export class SqliteMeta implements MetaStore, ChunkTable {
   private readonly s;
   private groupCommit: GroupCommit | undefined;
   private checkpointRefs: CheckpointRefs | undefined;
+  /**
+   * Statements of the per-inode checkpoint edits, kept by their text: an apply of 100 files made
+   * 600 of them anew (about 8 ms of its 50 at load 17).
+   */
+  private readonly bySql = new Map<string, Database.Statement<unknown[]>>();
 
   constructor(readonly db: Db) {
     const p = <P extends unknown[], R = unknown>(sql: string) => () => db.prepare<P, R>(sql);
@@ -528,32 +534,40 @@ export class SqliteMeta implements MetaStore, ChunkTable {
       .prepare("SELECT COUNT(*) - 1 AS files, COALESCE(SUM(CASE WHEN (mode & 61440) = 32768 THEN size END), 0) AS bytes FROM cp_inodes WHERE cp = ?")
       .get(id) as { files: number; bytes: number };
   }
+  private prepared(sql: string): Database.Statement<unknown[]> {
+    let st = this.bySql.get(sql);
+    if (!st) {
+      st = this.db.prepare<unknown[]>(sql);
+      this.bySql.set(sql, st);
+    }
+    return st;
+  }
   cpLinks(tree: TreeId, ino: number): number {
-    return (this.db.prepare('SELECT COUNT(*) AS n FROM cp_dentries WHERE cp = ? AND ino = ?').get(tree, ino) as { n: number }).n;
+    return (this.prepared('SELECT COUNT(*) AS n FROM cp_dentries WHERE cp = ? AND ino = ?').get(tree, ino) as { n: number }).n;
   }
   cpDeleteDentry(tree: TreeId, parent: number, name: string): void {
-    this.db.prepare('DELETE FROM cp_dentries WHERE cp = ? AND parent = ? AND name = ?').run(tree, parent, name);
+    this.prepared('DELETE FROM cp_dentries WHERE cp = ? AND parent = ? AND name = ?').run(tree, parent, name);
   }
   cpInsertDentry(tree: TreeId, parent: number, name: string, ino: number): void {
-    this.db.prepare('INSERT INTO cp_dentries (cp, parent, name, ino) VALUES (?, ?, ?, ?)').run(tree, parent, name, ino);
+    this.prepared('INSERT INTO cp_dentries (cp, parent, name, ino) VALUES (?, ?, ?, ?)').run(tree, parent, name, ino);
   }
   cpDropInode(tree: TreeId, ino: number): void {
-    for (const t of ['cp_inodes', 'cp_symlinks', 'cp_extents']) this.db.prepare(`DELETE FROM ${t} WHERE cp = ? AND ino = ?`).run(tree, ino);
+    for (const t of ['cp_inodes', 'cp_symlinks', 'cp_extents']) this.prepared(`DELETE FROM ${t} WHERE cp = ? AND ino = ?`).run(tree, ino);
   }
   cpCopyInode(tree: TreeId, from: TreeId, ino: number): void {
     this.cpDropInode(tree, ino);
     const t = tables(from);
     const where = from === LIVE ? '' : ` AND cp = ${from}`;
-    this.db.prepare(`INSERT INTO cp_inodes (cp, ${INODE_COLS}) SELECT ?, ${INODE_COLS} FROM ${t.inodes} WHERE ino = ?${where}`).run(tree, ino);
-    this.db.prepare(`INSERT INTO cp_symlinks (cp, ino, target) SELECT ?, ino, target FROM ${t.symlinks} WHERE ino = ?${where}`).run(tree, ino);
-    this.db.prepare(`INSERT INTO cp_extents (cp, ino, idx, hash) SELECT ?, ino, idx, hash FROM ${t.extents} WHERE ino = ?${where}`).run(tree, ino);
+    this.prepared(`INSERT INTO cp_inodes (cp, ${INODE_COLS}) SELECT ?, ${INODE_COLS} FROM ${t.inodes} WHERE ino = ?${where}`).run(tree, ino);
+    this.prepared(`INSERT INTO cp_symlinks (cp, ino, target) SELECT ?, ino, target FROM ${t.symlinks} WHERE ino = ?${where}`).run(tree, ino);
+    this.prepared(`INSERT INTO cp_extents (cp, ino, idx, hash) SELECT ?, ino, idx, hash FROM ${t.extents} WHERE ino = ?${where}`).run(tree, ino);
   }
   cpSetDirAttrs(tree: TreeId, ino: number, from: TreeId, fromIno: number): void {
     const t = tables(from);
     const where = from === LIVE ? '' : ` AND cp = ${from}`;
-    this.db
-      .prepare(`UPDATE cp_inodes SET (mode, uid, gid, mtime_s, mtime_ns) = (SELECT mode, uid, gid, mtime_s, mtime_ns FROM ${t.inodes} WHERE ino = ?${where}) WHERE cp = ? AND ino = ?`)
-      .run(fromIno, tree, ino);
+    this.prepared(
+      `UPDATE cp_inodes SET (mode, uid, gid, mtime_s, mtime_ns) = (SELECT mode, uid, gid, mtime_s, mtime_ns FROM ${t.inodes} WHERE ino = ?${where}) WHERE cp = ? AND ino = ?`,
+    ).run(fromIno, tree, ino);
   }
 
   // ---- forks ----
