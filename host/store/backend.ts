@@ -8,20 +8,20 @@
  * - **chunks** (`ChunkTable`): immutable, content-addressed by SHA-256.
  *
  * Everything above (`InodeStore`, `Checkpoints`, `Journal`, `QuotaBook`, diff, gc, forks) is
- * written once against these two interfaces; `sqlite.ts` and `lmdb.ts` implement them. Nothing
+ * written once against these two interfaces; `sqlite.ts`, `lmdb.ts` and `postgres.ts` implement them. Nothing
  * outside `host/store/` sees SQL or an engine's handle.
  *
  * The calls are synchronous: the vfs and FUSE dispatch need an answer inside one call. A backend
- * reached through an asynchronous client (PostgreSQL, part 2) implements the same interface by
- * running its client in a worker thread and waiting on it with `Atomics.wait`
+ * reached through an asynchronous client (PostgreSQL: `postgres.ts`, `pgSync.ts`) implements the same
+ * interface by running its client in a worker thread and waiting on it with `Atomics.wait`
  * (docs/architecture.md, "Storage backends").
  */
 import { AvfsError } from '../protocol/errors';
 import type { CheckpointRow } from './checkpoints';
 import type { Dirent, InodeRow } from './inodes';
 
-export type BackendKind = 'sqlite' | 'lmdb';
-export const BACKENDS: readonly BackendKind[] = ['sqlite', 'lmdb'];
+export type BackendKind = 'sqlite' | 'lmdb' | 'postgres';
+export const BACKENDS: readonly BackendKind[] = ['sqlite', 'lmdb', 'postgres'];
 
 /** A backend name from the user (`--backend`), checked. */
 export function checkBackend(name: string): BackendKind {
