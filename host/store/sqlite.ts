@@ -45,6 +45,9 @@ export class SqliteMeta implements MetaStore, ChunkTable {
       getCpInode: p<[number, number], InodeRow>('SELECT * FROM cp_inodes WHERE cp = ? AND ino = ?'),
       lookup: p<[number, string], { ino: number }>('SELECT ino FROM dentries WHERE parent = ? AND name = ?'),
       cpLookup: p<[number, number, string], { ino: number }>('SELECT ino FROM cp_dentries WHERE cp = ? AND parent = ? AND name = ?'),
+      lookupRef: p<[number, string], { ino: number; mode: number; gid: number }>(
+        'SELECT i.ino AS ino, i.mode AS mode, i.gid AS gid FROM dentries d JOIN inodes i ON i.ino = d.ino WHERE d.parent = ? AND d.name = ?',
+      ),
       lookupAttr: p<[number, string], InodeRow>('SELECT i.* FROM dentries d JOIN inodes i ON i.ino = d.ino WHERE d.parent = ? AND d.name = ?'),
       readdirAttrs: p<[number], InodeRow & { name: string }>(
         'SELECT d.name AS name, i.* FROM dentries d JOIN inodes i ON i.ino = d.ino WHERE d.parent = ? ORDER BY d.name',
@@ -74,6 +77,9 @@ export class SqliteMeta implements MetaStore, ChunkTable {
       extent: p<[number, number], { hash: Buffer }>('SELECT hash FROM extents WHERE ino = ? AND idx = ?'),
       extentsRange: p<[number, number, number], { idx: number; hash: Buffer }>(
         'SELECT idx, hash FROM extents WHERE ino = ? AND idx >= ? AND idx <= ? ORDER BY idx',
+      ),
+      extentsWithData: p<[number, number, number], { idx: number; hash: Buffer; data: Buffer | null }>(
+        'SELECT e.idx AS idx, e.hash AS hash, c.data AS data FROM extents e LEFT JOIN chunks c ON c.hash = e.hash WHERE e.ino = ? AND e.idx >= ? AND e.idx <= ? ORDER BY e.idx',
       ),
       extentsAll: p<[number], { idx: number; hash: Buffer }>('SELECT idx, hash FROM extents WHERE ino = ? ORDER BY idx'),
       cpExtentsAll: p<[number, number], { idx: number; hash: Buffer }>('SELECT idx, hash FROM cp_extents WHERE ino = ? AND cp = ? ORDER BY idx'),
@@ -234,7 +240,10 @@ export class SqliteMeta implements MetaStore, ChunkTable {
   child(tree: TreeId, parent: number, name: string): number | undefined {
     return (tree === LIVE ? this.s.lookup.get(parent, name) : this.s.cpLookup.get(tree, parent, name))?.ino;
   }
-  childAttr(parent: number, name: string): InodeRow | undefined {
+  childRef(parent: number, name: string): { ino: number; mode: number; gid: number } | undefined {
+    return this.s.lookupRef.get(parent, name);
+  }
+    childAttr(parent: number, name: string): InodeRow | undefined {
     return this.s.lookupAttr.get(parent, name);
   }
   children(tree: TreeId, parent: number): Dirent[] {
@@ -256,6 +265,11 @@ export class SqliteMeta implements MetaStore, ChunkTable {
     if (tree === LIVE) return first === undefined ? this.s.extentsAll.all(ino) : this.s.extentsRange.all(ino, first, last ?? Number.MAX_SAFE_INTEGER);
     const all = this.s.cpExtentsAll.all(ino, tree);
     return first === undefined ? all : all.filter((e) => e.idx >= first && e.idx <= (last ?? Number.MAX_SAFE_INTEGER));
+  }
+  extentsWithData(ino: number, first: number, last: number): Array<{ idx: number; hash: Buffer; data: Buffer | undefined }> {
+    const rows = this.s.extentsWithData.all(ino, first, last);
+    for (const r of rows) if (r.data === null) (r as { data: Buffer | undefined }).data = undefined;
+    return rows as Array<{ idx: number; hash: Buffer; data: Buffer | undefined }>;
   }
   extent(ino: number, idx: number): Buffer | undefined {
     return this.s.extent.get(ino, idx)?.hash;
