@@ -2,7 +2,9 @@
  * `npm run bench -- store --backend lmdb [--reps N]`: the storage backends side by side in one
  * run, through the same Vfs calls (one write transaction per call, as the CLI and FUSE use the
  * store): SQLite first, then each backend named. Every repetition uses fresh vaults; the first is a
- * warm-up; medians.
+ * warm-up; medians. PostgreSQL (`--backend postgres`) runs on `$AVFS_PG_URL`, else on a throwaway
+ * cluster with PostgreSQL's durable defaults on a Unix socket (loopback: what grows with distance
+ * is the round trips, which are counted per operation and printed under the table).
  */
 import { randomFillSync } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -10,6 +12,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { BackendKind } from '../host/store/backend';
 import { forkVault } from '../host/store/forks';
+import { SyncPg } from '../host/store/pgSync';
+import { startCluster } from '../scripts/pgcluster.mjs';
 import { AvfsHome } from '../host/store/home';
 import { importTree } from '../host/vfs/transfer';
 import { Vfs } from '../host/vfs/vfs';
@@ -42,10 +46,22 @@ const ROWS = {
 type Op = keyof typeof ROWS;
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+/** Round trips to PostgreSQL per operation, by row (the last repetition's). */
+const trips = new Map<Op, number>();
+let timing: Op | undefined;
+let perOp = 1;
 const time = (fn: () => void) => {
+  const n = SyncPg.trips;
   const t = performance.now();
   fn();
-  return performance.now() - t;
+  const ms = performance.now() - t;
+  if (timing && SyncPg.trips > n) trips.set(timing, (SyncPg.trips - n) / perOp);
+  return ms;
+};
+/** Names the row the next `time` measures, and how many operations it makes. */
+const row = (op: Op, ops = 1) => {
+  timing = op;
+  perOp = ops;
 };
 
 function populate(vfs: Vfs, n: number): void {
@@ -66,24 +82,31 @@ function rep(dir: string, backend: BackendKind, importSrc: string): Record<Op, n
   const small = Buffer.alloc(1024);
   vfs.mkdir('/s0');
   vfs.mkdir('/s1');
+  row('w1k', SMALL_N);
   out.w1k = SMALL_N / (time(() => {
     for (let i = 0; i < SMALL_N; i++) vfs.writeFile(`/s${i % 2}/f${i}`, randomFillSync(small));
   }) / 1000);
+  row('r1k', SMALL_N);
   out.r1k = SMALL_N / (time(() => {
     for (let i = 0; i < SMALL_N; i++) vfs.readFile(`/s${i % 2}/f${i}`);
   }) / 1000);
+  row('stat', SMALL_N);
   out.stat = SMALL_N / (time(() => {
     for (let i = 0; i < SMALL_N; i++) vfs.stat(`/s${i % 2}/f${i}`);
   }) / 1000);
+  row('readdir');
   out.readdir = median(Array.from({ length: 5 }, () => time(() => vfs.readdir('/s0'))));
   const big = Buffer.alloc(MiB);
   vfs.mkdir('/big');
+  row('w1m', BIG_N);
   out.w1m = BIG_N / (time(() => {
     for (let i = 0; i < BIG_N; i++) vfs.writeFile(`/big/f${i}`, randomFillSync(big));
   }) / 1000);
+  row('r1m', BIG_N);
   out.r1m = BIG_N / (time(() => {
     for (let i = 0; i < BIG_N; i++) vfs.readFile(`/big/f${i}`);
   }) / 1000);
+  row('import');
   out.import = time(() => importTree(vfs, importSrc, '/imp'));
   v.close();
 
@@ -91,10 +114,14 @@ function rep(dir: string, backend: BackendKind, importSrc: string): Record<Op, n
     const cv = home.create(`cp${n}`, {}, backend);
     const cvfs = new Vfs(cv);
     populate(cvfs, n);
+    timing = undefined;
     cv.checkpoints.save({ name: 'base' });
     cvfs.writeFile('/changed', Buffer.from('x'));
+    row(n === 10_000 ? 'save10k' : 'save50k');
     const s = time(() => cv.checkpoints.save({ name: 'again' }));
+    row(n === 10_000 ? 'restore10k' : 'restore50k');
     const r = time(() => cv.checkpoints.restore('base'));
+    timing = undefined;
     if (n === 10_000) {
       out.save10k = s;
       out.restore10k = r;
@@ -104,6 +131,7 @@ function rep(dir: string, backend: BackendKind, importSrc: string): Record<Op, n
     }
     cv.close();
   }
+  row('fork');
   out.fork = time(() => forkVault(home, 'cp10000', 'f').close());
   return out;
 }
@@ -117,6 +145,11 @@ export function benchBackends(backends: BackendKind[], reps: number): void {
   console.log(`command: npm run bench -- store --backend ${backends.filter((b) => b !== 'sqlite').join(',')} --reps ${reps}`);
   console.log(`machine: ${cpus.length} × ${cpus[0]?.model.trim() ?? '?'}, node ${process.version}; load ${load()} at start`);
   console.log(`work:    ${SMALL_N} × 1 KiB, ${BIG_N} × 1 MiB (random), import node_modules/zod, checkpoints of 10,000 and 50,000 small files; ${reps} reps + 1 warm-up, medians\n`);
+  if (backends.includes('postgres') && !process.env.AVFS_PG_URL) {
+    const cluster = startCluster({ durable: true });
+    process.env.AVFS_PG_URL = cluster.url;
+    console.log(`server:  PostgreSQL, a throwaway cluster on a Unix socket (fsync and synchronous commit on)`);
+  }
   const samples = new Map<BackendKind, Array<Record<Op, number>>>(backends.map((b) => [b, []]));
   try {
     for (let r = 0; r <= reps; r++) {
@@ -150,4 +183,8 @@ export function benchBackends(backends: BackendKind[], reps: number): void {
   console.log('|' + widths.map((w, i) => (i === 0 ? '-'.repeat(w + 2) : '-'.repeat(w + 1) + ':')).join('|') + '|');
   for (const l of lines.slice(1)) console.log(pad(l));
   console.log(`\nratio: > 1 means the backend is faster than SQLite. load ${load()} at the end`);
+  if (trips.size > 0) {
+    console.log('\nPostgreSQL round trips per operation (each is one request to the server; over a network, multiply by its round-trip time):');
+    for (const op of Object.keys(ROWS) as Op[]) if (trips.has(op)) console.log(`  ${ROWS[op].label}: ${trips.get(op)!.toFixed(2)}`);
+  }
 }

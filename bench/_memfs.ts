@@ -1,8 +1,10 @@
 /**
  * A tiny in-memory FUSE file system on the same binding and mount options as a vault mount: the
  * ceiling of Node FUSE on this machine, for `npm run bench -- fuse`. Bench-only: no quotas, no
- * journal, no persistence. Run as its own process: `node --import tsx bench/_memfs.ts MOUNTPOINT`;
- * prints `ready` once mounted and unmounts on SIGTERM.
+ * journal, no persistence. Run as its own process: `node --import tsx bench/_memfs.ts MOUNTPOINT
+ * [CACHE_SECONDS]` (the kernel's entry and attribute cache time, default 1); prints `ready` once
+ * mounted, on SIGUSR2 prints (and resets) how many requests of each kind it has answered, as one
+ * JSON line, and unmounts on SIGTERM.
  */
 import { stat } from 'node:fs/promises';
 import { type FuseOps, type FuseStat, type FuseTime, mountFuse } from '../host/fuse/binding';
@@ -270,11 +272,30 @@ const ops: FuseOps = {
   },
 };
 
+/** The same operations, each counting the requests it answers. */
+function counted(o: FuseOps, counts: Map<string, number>): FuseOps {
+  const out: Record<string, unknown> = {};
+  for (const [name, fn] of Object.entries(o) as Array<[string, (...a: unknown[]) => unknown]>) {
+    out[name] = (...a: unknown[]) => {
+      counts.set(name, (counts.get(name) ?? 0) + 1);
+      return fn(...a);
+    };
+  }
+  return out as FuseOps;
+}
+
 async function main(): Promise<void> {
   const mnt = process.argv[2];
-  if (!mnt) throw new Error('usage: _memfs.ts MOUNTPOINT');
-  const fs = await mountFuse(mnt, ops, { source: 'memfs', subtype: 'memfs', autoUnmount: true });
+  if (!mnt) throw new Error('usage: _memfs.ts MOUNTPOINT [CACHE_SECONDS]');
+  const cache = Number(process.argv[3] ?? 1);
+  const counts = new Map<string, number>();
+  const fs = await mountFuse(mnt, counted(ops, counts), { source: 'memfs', subtype: 'memfs', autoUnmount: true, entryTimeout: cache, attrTimeout: cache });
   await stat(mnt);
+  counts.clear();
+  process.on('SIGUSR2', () => {
+    process.stdout.write(JSON.stringify(Object.fromEntries(counts)) + '\n');
+    counts.clear();
+  });
   process.stdout.write('ready\n');
   const stop = () => {
     void fs.unmount().finally(() => process.exit(0));

@@ -4,6 +4,7 @@
  *
  *   npm run bench -- store [--reps N]
  *   npm run bench -- store --backend lmdb [--reps N]   (the storage backends side by side: bench/_backends.ts)
+ *   npm run bench -- store --raw [--reps N]   (only the small-file rows, avfs beside the raw design)
  *
  * Every repetition uses fresh vaults / databases / directories; the first repetition is a
  * warm-up and is not counted; the table shows medians. avfs is measured the way the CLI and
@@ -17,6 +18,7 @@ import { AgentFS } from 'agentfs-sdk';
 import { checkBackend } from '../host/store/backend';
 import { AvfsHome } from '../host/store/home';
 import { benchBackends } from './_backends';
+import { RawStore } from './_raw';
 import { importTree } from '../host/vfs/transfer';
 import { Vfs } from '../host/vfs/vfs';
 
@@ -32,6 +34,8 @@ function intArg(name: string, dflt: number): number {
 }
 
 const REPS = intArg('--reps', 5);
+/** Only rows 1-3, for avfs and the raw better-sqlite3 design (bench/_raw.ts). */
+const RAW_ONLY = args.includes('--raw');
 const SMALL_N = 2000; // 1 KiB files, in two directories of 1,000
 const SMALL_SIZE = 1024;
 const DIR_N = 1000;
@@ -57,8 +61,10 @@ type Op =
   | 'r1m'
   | 'impFiles'
   | 'impMiB';
-type Sample = Partial<Record<Op, number>>;
-type BackendId = 'avfs' | 'agentfs' | 'fsTmp' | 'fsShm';
+/** The rows measured beside the raw design; `…Cpu`: the process's CPU time per operation (all its threads), in µs. */
+type RawOp = 'w1k' | 'r1k' | 'stat';
+type Sample = Partial<Record<Op | `${RawOp}Cpu`, number>>;
+type BackendId = 'avfs' | 'raw' | 'agentfs' | 'fsTmp' | 'fsShm';
 
 interface OpInfo {
   label: string;
@@ -108,13 +114,23 @@ function median(xs: number[]): number {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
+/** CPU time (user + system, all threads) of the last time() call, in ms: less swayed by a loaded machine than wall time. */
+let lastCpuMs = 0;
+
 /** Times a synchronous loop body; returns milliseconds. */
 function time(fn: () => void): number {
   settle();
+  const c0 = process.cpuUsage();
   const t = performance.now();
   fn();
-  return performance.now() - t;
+  const ms = performance.now() - t;
+  const c = process.cpuUsage(c0);
+  lastCpuMs = (c.user + c.system) / 1000;
+  return ms;
 }
+
+/** The CPU µs per operation of the last time() call over `n` operations. */
+const cpuPerOp = (n: number): number => (lastCpuMs * 1000) / n;
 
 async function timeAsync(fn: () => Promise<void>): Promise<number> {
   settle();
@@ -195,16 +211,20 @@ function repAvfs(dir: string): Sample {
     out.w1k = SMALL_N / (time(() => {
       for (let i = 0; i < SMALL_N; i++) vfs.writeFile(smallPath(i), small[i]!);
     }) / 1000);
+    out.w1kCpu = cpuPerOp(SMALL_N);
     let bytes = 0;
     out.r1k = SMALL_N / (time(() => {
       for (let i = 0; i < SMALL_N; i++) bytes += vfs.readFile(smallPath(i)).length;
     }) / 1000);
+    out.r1kCpu = cpuPerOp(SMALL_N);
     check(bytes === SMALL_N * SMALL_SIZE, 'avfs read 1 KiB');
     let sizes = 0;
     out.stat = SMALL_N / (time(() => {
       for (let i = 0; i < SMALL_N; i++) sizes += vfs.stat(smallPath(i)).size;
     }) / 1000);
+    out.statCpu = cpuPerOp(SMALL_N);
     check(sizes === SMALL_N * SMALL_SIZE, 'avfs stat');
+    if (RAW_ONLY) return out;
     let n = 0;
     out.readdir = time(() => {
       for (let k = 0; k < READDIR_ITERS; k++) n += vfs.readdirNames('/s/a').length;
@@ -278,6 +298,36 @@ function repAvfs(dir: string): Sample {
     out.impMiB = tree.bytes / MiB / (ms / 1000);
   } finally {
     vi.close();
+  }
+  return out;
+}
+
+/** Rows 1-3 on the raw better-sqlite3 design (bench/_raw.ts), the store's reference for small operations. */
+function repRaw(dir: string): Sample {
+  const out: Sample = {};
+  const raw = new RawStore(path.join(dir, 'raw.db'));
+  try {
+    raw.mkdir('/s');
+    raw.mkdir('/s/a');
+    raw.mkdir('/s/b');
+    out.w1k = SMALL_N / (time(() => {
+      for (let i = 0; i < SMALL_N; i++) raw.writeFile(smallPath(i), small[i]!);
+    }) / 1000);
+    out.w1kCpu = cpuPerOp(SMALL_N);
+    let bytes = 0;
+    out.r1k = SMALL_N / (time(() => {
+      for (let i = 0; i < SMALL_N; i++) bytes += raw.readFile(smallPath(i)).length;
+    }) / 1000);
+    out.r1kCpu = cpuPerOp(SMALL_N);
+    check(bytes === SMALL_N * SMALL_SIZE, 'raw read 1 KiB');
+    let sizes = 0;
+    out.stat = SMALL_N / (time(() => {
+      for (let i = 0; i < SMALL_N; i++) sizes += Number(raw.stat(smallPath(i)).size);
+    }) / 1000);
+    out.statCpu = cpuPerOp(SMALL_N);
+    check(sizes === SMALL_N * SMALL_SIZE, 'raw stat');
+  } finally {
+    raw.close();
   }
   return out;
 }
@@ -522,6 +572,7 @@ async function run(tmpRoot: string, shmRoot: string | null): Promise<void> {
     .map((p) => `${p}=${String(probeVault.db.pragma(p, { simple: true }))}`)
     .join(', ');
   probeVault.close();
+  if (RAW_ONLY) return runRaw(tmpRoot, load, avfsPragmas);
   const afsPragmas = await agentFsPragmas(path.join(tmpRoot, 'probe', 'probe.db'), 'NORMAL');
   const afsDefaultPragmas = await agentFsPragmas(path.join(tmpRoot, 'probe', 'probe-default.db'), null);
   console.log(`avfs:    better-sqlite3 (SQLite ${sqliteVersion}); ${avfsPragmas}; one BEGIN IMMEDIATE … COMMIT per Vfs call`);
@@ -539,26 +590,13 @@ async function run(tmpRoot: string, shmRoot: string | null): Promise<void> {
 
   const backends: Backend[] = [
     { id: 'avfs', parent: tmpRoot, run: repAvfs },
+    { id: 'raw', parent: tmpRoot, run: repRaw },
     { id: 'agentfs', parent: tmpRoot, run: repAgentFs },
     { id: 'fsTmp', parent: tmpRoot, run: repFs },
     ...(shmRoot ? [{ id: 'fsShm' as const, parent: shmRoot, run: repFs }] : []),
   ];
-  const samples = new Map<BackendId, Sample[]>(backends.map((b) => [b.id, []]));
   const started = performance.now();
-  for (let rep = 0; rep <= REPS; rep++) {
-    // rotate the order so slow drift (page cache, CPU clocks) does not favour one backend
-    for (let k = 0; k < backends.length; k++) {
-      const b = backends[(rep + k) % backends.length]!;
-      const dir = fs.mkdtempSync(path.join(b.parent, `${b.id}-${rep}-`));
-      try {
-        const s = await b.run(dir);
-        if (rep > 0) samples.get(b.id)!.push(s);
-      } finally {
-        fs.rmSync(dir, { recursive: true, force: true });
-      }
-    }
-    process.stderr.write(`  ${rep === 0 ? 'warm-up' : `rep ${rep}/${REPS}`} done (${((performance.now() - started) / 1000).toFixed(0)} s)\n`);
-  }
+  const samples = await repeat(backends, started);
 
   // agentfs-sdk at its own default durability (synchronous=FULL), writes only, for reference
   const fullW1k: number[] = [];
@@ -589,6 +627,7 @@ async function run(tmpRoot: string, shmRoot: string | null): Promise<void> {
     if (a === undefined || b === undefined) return undefined;
     return OPS[op].higher ? a / b : b / a;
   };
+  printRawTable(samples);
   const header = ['operation', 'unit', 'avfs', 'agentfs-sdk', 'fs(tmp)', 'fs(shm)', 'avfs÷agentfs'];
   const rows: string[][] = OP_ORDER.map((op) => {
     const info = OPS[op];
@@ -640,6 +679,72 @@ async function run(tmpRoot: string, shmRoot: string | null): Promise<void> {
   console.log(`target: avfs ≥ 3× agentfs-sdk throughput on small-file ops (1-4): ${allSmall ? 'PASS' : 'MISS'} (${parts.join('; ')})`);
   const bulk = med('avfs', 'w1m') ?? 0;
   console.log(`target: avfs bulk writes (5) ≥ 180 MiB/s: ${bulk >= 180 ? 'PASS' : 'MISS'} (${fmt(bulk, 'MiB/s')} MiB/s)`);
+  console.log(`total time ${((performance.now() - started) / 1000).toFixed(0)} s; load ${load()} at the end`);
+}
+
+/** Each backend's samples, rotating the order of backends from one repetition to the next; the first repetition is a warm-up. */
+async function repeat(backends: Backend[], started: number): Promise<Map<BackendId, Sample[]>> {
+  const samples = new Map<BackendId, Sample[]>(backends.map((b) => [b.id, []]));
+  for (let rep = 0; rep <= REPS; rep++) {
+    for (let k = 0; k < backends.length; k++) {
+      const b = backends[(rep + k) % backends.length]!;
+      const dir = fs.mkdtempSync(path.join(b.parent, `${b.id}-${rep}-`));
+      try {
+        const s = await b.run(dir);
+        if (rep > 0) samples.get(b.id)!.push(s);
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    }
+    process.stderr.write(`  ${rep === 0 ? 'warm-up' : `rep ${rep}/${REPS}`} done (${((performance.now() - started) / 1000).toFixed(0)} s)\n`);
+  }
+  return samples;
+}
+
+const RAW_TARGET = 1.5;
+
+/**
+ * Rows 1-3: avfs beside the raw design, by wall time and by CPU time per operation (the process's,
+ * all threads: avfs's background checkpoints count), and the target: avfs takes at most 1.5× the
+ * raw design's time per operation.
+ */
+function printRawTable(samples: Map<BackendId, Sample[]>): void {
+  const med = (id: BackendId, k: keyof Sample): number => median((samples.get(id) ?? []).map((s) => s[k] ?? NaN));
+  const ops: RawOp[] = ['w1k', 'r1k', 'stat'];
+  const rows = ops.map((op) => {
+    const a = med('avfs', op);
+    const r = med('raw', op);
+    const ac = med('avfs', `${op}Cpu`);
+    const rc = med('raw', `${op}Cpu`);
+    return { op, a, r, x: r / a, ac, rc, xc: ac / rc };
+  });
+  const header = ['operation', 'unit', 'avfs', 'raw better-sqlite3', 'avfs time ÷ raw', 'avfs CPU µs/op', 'raw CPU µs/op', 'avfs CPU ÷ raw'];
+  const cells = rows.map(({ op, a, r, x, ac, rc, xc }) => [OPS[op].label, OPS[op].unit, fmt(a, 'ops/s'), fmt(r, 'ops/s'), `${x.toFixed(2)}×`, ac.toFixed(1), rc.toFixed(1), `${xc.toFixed(2)}×`]);
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
+  console.log(pad(header, widths));
+  console.log('|' + widths.map((w, i) => (i === 0 || i === 1 ? '-'.repeat(w + 2) : '-'.repeat(w + 1) + ':')).join('|') + '|');
+  for (const c of cells) console.log(pad(c, widths));
+  console.log('');
+  console.log('raw: bench/_raw.ts, the same model written by hand (entries → inodes, content inline, prepared statements, one transaction per call, same pragmas and background WAL checkpoints; no journal, quotas, chunks or hashes).');
+  const parts = rows.map(({ op, x, xc }) => `${OPS[op].label.replace(/^\d+\. /, '')} ${x.toFixed(2)}× (CPU ${xc.toFixed(2)}×) ${x <= RAW_TARGET ? 'PASS' : 'MISS'}`);
+  const all = rows.every(({ x }) => x <= RAW_TARGET);
+  console.log(`target: avfs small-file ops within ${RAW_TARGET}× of the raw design's wall time (1-3): ${all ? 'PASS' : 'MISS'} (${parts.join('; ')})`);
+  console.log('');
+}
+
+async function runRaw(tmpRoot: string, load: () => string, avfsPragmas: string): Promise<void> {
+  console.log(`avfs:    ${avfsPragmas}; one BEGIN IMMEDIATE … COMMIT per Vfs call; WAL checkpoints on a background thread`);
+  console.log(`work:    ${SMALL_N} × 1 KiB (2 dirs × ${DIR_N}), write, read, stat; all content random and distinct; ${REPS} reps + 1 warm-up, medians`);
+  console.log('');
+  const started = performance.now();
+  const samples = await repeat(
+    [
+      { id: 'avfs', parent: tmpRoot, run: repAvfs },
+      { id: 'raw', parent: tmpRoot, run: repRaw },
+    ],
+    started,
+  );
+  printRawTable(samples);
   console.log(`total time ${((performance.now() - started) / 1000).toFixed(0)} s; load ${load()} at the end`);
 }
 

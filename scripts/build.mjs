@@ -26,8 +26,9 @@ const common = {
   // (so the CLI's code cache covers it) and given its binary's path (host/store/db.ts), so its
   // `bindings` helper, which would look for the binary beside the bundle, is never loaded. Its
   // package.json stays outside: it is how the binary's folder is found at run time. lmdb (the LMDB
-  // backend, loaded on the first LMDB vault) finds its prebuilt binary from its package folder.
-  external: ['better-sqlite3/package.json', 'bindings', 'lmdb', 'tree-sitter', 'tree-sitter-bash', 'tree-sitter-bash/package.json', 'vscode'],
+  // backend, loaded on the first LMDB vault) finds its prebuilt binary from its package folder; pg runs in
+  // the PostgreSQL backend's worker thread, which requires it by path (host/store/pgSync.ts).
+  external: ['better-sqlite3/package.json', 'bindings', 'lmdb', 'pg', 'tree-sitter', 'tree-sitter-bash', 'tree-sitter-bash/package.json', 'vscode'],
   // import() becomes require(): the CLI's core is compiled with V8's code cache through a
   // vm.Script (host/cli/bundleLoader.ts), which has no loader for import().
   supported: { 'dynamic-import': false },

@@ -47,12 +47,15 @@ export function currentTarget() {
  * dist/node_modules/. The LMDB backend's: lmdb (its N-API binary is @lmdb/lmdb-linux-x64's, found by
  * node-gyp-build-optional-packages with detect-libc), what its dist/index.cjs requires (msgpackr,
  * ordered-binary, weak-lru-cache, @harperfast/extended-iterable), and msgpackr-extract with its
- * binary, which msgpackr loads when it is there (it is, on linux-x64).
+ * binary, which msgpackr loads when it is there (it is, on linux-x64). The PostgreSQL backend's: pg
+ * (plain JavaScript, required by the backend's worker thread: host/store/pgSync.ts) and what it requires.
  */
 export const RUNTIME_PACKAGES = [
   'better-sqlite3', 'bindings', 'file-uri-to-path', 'node-gyp-build', 'tree-sitter', 'tree-sitter-bash',
   'lmdb', '@lmdb/lmdb-linux-x64', 'msgpackr', 'msgpackr-extract', '@msgpackr-extract/msgpackr-extract-linux-x64',
   'node-gyp-build-optional-packages', 'detect-libc', 'ordered-binary', 'weak-lru-cache', '@harperfast/extended-iterable',
+  'pg', 'pg-connection-string', 'pg-pool', 'pg-protocol', 'pg-types', 'pgpass', 'split2', 'pg-int8', 'postgres-array', 'postgres-bytea',
+  'postgres-date', 'postgres-interval', 'xtend',
 ];
 
 /**

@@ -27,12 +27,22 @@ export function conflictUri(vault: string, rel: string, projectFile: string): vs
 
 const decoder = new TextDecoder();
 
+/** The vault's file as it is now, read-only: the vault's side in the merge editor. */
+export function vaultSideUri(vault: string, rel: string): vscode.Uri {
+  return vscode.Uri.from({ scheme: CONFLICT_SCHEME, authority: vault, path: '/' + rel, query: JSON.stringify({ side: 'vault', at: Date.now() }) });
+}
+
 /** Serves avfs-conflict: documents (read-only, made when opened). */
 class ConflictDocuments implements vscode.TextDocumentContentProvider {
   constructor(private readonly ctx: Ctx) {}
 
   async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
-    const { project } = JSON.parse(uri.query) as { project: string };
+    const { project = '', side: which } = JSON.parse(uri.query) as { project?: string; side?: 'vault' };
+    if (which === 'vault') {
+      // The vault's side of a merge as it was when the merge began: its file is the merge's output.
+      const r = await this.ctx.host.request('fs/readFile', { vault: uri.authority, path: uri.path });
+      return Buffer.from(r.data, 'base64').toString('utf8');
+    }
     const mine = await vscode.workspace.fs.readFile(vscode.Uri.file(project)).then(
       (b) => decoder.decode(b),
       () => undefined,
@@ -76,7 +86,7 @@ export function planResources(plan: ApplyResult): Resource[] {
 function line(c: PlannedChange): string {
   const what = { add: 'added', modify: 'modified', delete: 'deleted', rename: 'renamed' }[c.action];
   const name = c.from !== undefined ? `${c.from} → ${c.path}` : c.path;
-  return `  ${name} (${what}${c.mode_after ? `, mode ${c.mode_after}` : ''})${c.status === 'conflict' ? ` — CONFLICT: ${c.reason}` : c.status === 'same' ? ' — already there' : ''}`;
+  return `  ${name} (${what}${c.mode_after ? `, mode ${c.mode_after}` : ''})${c.status === 'conflict' ? ` — CONFLICT${c.conflict ? ` (${c.conflict})` : ''}: ${c.reason}` : c.status === 'same' ? ' — already there' : ''}`;
 }
 
 export function planTitle(plan: ApplyResult): string {
@@ -95,48 +105,56 @@ const KEEP_VAULT = "Keep the Vault's";
 const KEEP_PROJECT = "Keep the Project's";
 const OPEN_MERGE = 'Open Merge';
 
+const KIND_TEXT: Record<NonNullable<PlannedChange['conflict']>, string> = {
+  content: 'its content differs on the two sides',
+  mode: 'the same bytes with other permission bits',
+  symlink: 'a symlink pointing elsewhere on one side',
+  type: 'a file on one side, a folder on the other',
+  deleted: 'removed on one side, changed on the other',
+  added: 'added on both sides, differently',
+  rename: 'renamed on one side, changed on the other',
+  directory: 'a folder removed on one side, added to on the other',
+};
+
 /**
- * Asks which side of one conflicting file wins, and makes it so: the vault's version written into
- * the project (or the project's file removed), or the project's into the vault; or opens the merge
- * editor (base: the vault's base checkpoint; output: the vault's file). False: stop resolving.
+ * Asks which side of one conflict wins, and makes it so through the host (project/apply with
+ * `keep`, for that path and, for a rename, both of its paths): the vault's entry written into the
+ * project (bytes, bits, symlink target, or its removal), or the project's into the vault. A text
+ * file both sides edited can also be merged: the merge editor (base: the vault's base checkpoint;
+ * output: the vault's file). False: stop resolving.
  */
 async function resolveOne(ctx: Ctx, plan: ApplyResult, c: PlannedChange): Promise<boolean> {
   const rel = c.path;
+  const name = c.from !== undefined ? `${c.from} → ${rel}` : rel;
   const projectFile = vscode.Uri.file(`${plan.project}/${rel}`);
   const vaultPath = '/' + rel;
-  if (c.type !== 'file' || c.action === 'rename') {
-    void vscode.window.showWarningMessage(`${rel} (${c.type}, ${c.action}): resolve it by hand in ${plan.project} or in vault ${plan.vault}, then apply again.`);
-    return false;
-  }
+  const mergeable = c.type === 'file' && (c.conflict === 'content' || c.conflict === 'added');
+  const kind = c.conflict ? ` (${c.conflict}: ${KIND_TEXT[c.conflict]})` : '';
   const pick = await vscode.window.showWarningMessage(
-    `Conflict in ${rel}: ${c.reason ?? 'changed on both sides'}. Which version should both sides keep?`,
-    { modal: true, detail: `${KEEP_VAULT}: the vault's ${rel} replaces the project's (your edit there is lost).\n${KEEP_PROJECT}: the project's ${rel} goes into the vault (the agent's edit there is dropped).\n${OPEN_MERGE}: merge the two into the vault's file, then apply again.` },
+    `Conflict in ${name}${kind}: ${c.reason ?? 'changed on both sides'}. Which version should both sides keep?`,
+    {
+      modal: true,
+      detail: [
+        `${KEEP_VAULT}: the vault's ${name} replaces the project's (your change there is lost).`,
+        `${KEEP_PROJECT}: the project's ${name} goes into the vault (the agent's change there is dropped).`,
+        ...(mergeable ? [`${OPEN_MERGE}: merge the two into the vault's file, then apply again.`] : []),
+      ].join('\n'),
+    },
     KEEP_VAULT,
     KEEP_PROJECT,
-    OPEN_MERGE,
+    ...(mergeable ? [OPEN_MERGE] : []),
   );
-  if (pick === KEEP_VAULT) {
-    if (c.action === 'delete') await vscode.workspace.fs.delete(projectFile, { useTrash: false });
-    else {
-      const { data } = await ctx.host.request('fs/readFile', { vault: plan.vault, path: vaultPath });
-      await vscode.workspace.fs.writeFile(projectFile, Buffer.from(data, 'base64'));
-    }
-    return true;
-  }
-  if (pick === KEEP_PROJECT) {
-    const bytes = await vscode.workspace.fs.readFile(projectFile).then(
-      (b) => b,
-      () => undefined,
-    );
-    if (bytes === undefined) await ctx.host.request('fs/delete', { vault: plan.vault, path: vaultPath, force: true });
-    else await ctx.host.request('fs/writeFile', { vault: plan.vault, path: vaultPath, data: Buffer.from(bytes).toString('base64'), parents: true });
+  if (pick === KEEP_VAULT || pick === KEEP_PROJECT) {
+    const paths = c.from !== undefined ? [c.from, rel] : [rel];
+    const keep = pick === KEEP_VAULT ? 'vault' : 'project';
+    await withProgress(`Keeping the ${keep}'s ${name}…`, () => ctx.host.request('project/apply', { vault: plan.vault, paths, keep }, { timeoutMs: LONG_MS }));
     return true;
   }
   if (pick === OPEN_MERGE) {
     await vscode.commands.executeCommand('_open.mergeEditor', {
       base: vscode.Uri.from(checkpointUri({ vault: plan.vault, path: vaultPath, checkpoint: plan.base })),
       input1: { uri: projectFile, title: 'Project', description: plan.project },
-      input2: { uri: toUri(plan.vault, vaultPath), title: 'Vault', description: plan.vault },
+      input2: { uri: vaultSideUri(plan.vault, rel), title: 'Vault', description: plan.vault },
       output: toUri(plan.vault, vaultPath),
     });
     void vscode.window.showInformationMessage(`Merging ${rel} into vault ${plan.vault}: once saved, run Apply to Workspace again and keep the vault's version.`);

@@ -3,10 +3,14 @@
  * exec, the host), is a row in its vault's journal and a write to the vault's WAL file. The host
  * watches the vaults directory (inotify), reads each touched vault's journal past the last
  * sequence number it saw, and sends one batched `vault/changed` per vault. Vault files appearing
- * or disappearing are `created` / `deleted`. Nothing polls.
+ * or disappearing are `created` / `deleted`. Nothing polls. A vault on PostgreSQL is written from
+ * other machines too, which touch no file here: the watcher LISTENs on each server of the home's
+ * vaults (host/store/pgListen.ts), and a notification marks its vault as a touched file does.
  */
 import { existsSync, type FSWatcher, watch } from 'node:fs';
+import { backendOfFile } from '../store/engine';
 import type { AvfsHome } from '../store/home';
+import type { PgChangeListeners } from '../store/pgListen';
 import { VAULT_EXT } from '../store/home';
 import type { Vault } from '../store/vault';
 
@@ -32,6 +36,8 @@ export class ChangeWatcher {
   private lastFlush = -Infinity;
   /** Vaults whose last look found nothing new, with how many more looks they had. */
   private readonly rechecks = new Map<string, number>();
+  /** LISTEN connections to the servers of the home's PostgreSQL vaults (made when there is one). */
+  private servers: PgChangeListeners | undefined;
 
   constructor(
     private readonly home: AvfsHome,
@@ -50,19 +56,39 @@ export class ChangeWatcher {
     this.watcher = watch(this.home.vaultsDir, (_event, file) => {
       if (!file) return;
       const name = vaultOf(file.toString());
-      if (name === undefined) return;
-      this.dirty.add(name);
-      this.timer ??= setTimeout(() => this.flush(), Math.max(0, this.lastFlush + this.batchMs - performance.now()));
+      if (name !== undefined) this.touched(name);
     });
     this.watcher.on('error', (e) => this.log(`watching ${this.home.vaultsDir} failed: ${e.message}`));
+    this.listenToServers();
+  }
+
+  /** A vault changed (its file here, or a notification from its server): told with the next batch. */
+  private touched(name: string): void {
+    this.dirty.add(name);
+    this.timer ??= setTimeout(() => this.flush(), Math.max(0, this.lastFlush + this.batchMs - performance.now()));
+  }
+
+  /** Follows the home's PostgreSQL vaults: one LISTEN connection per server they are on. */
+  private listenToServers(): void {
+    const pg = this.home.names().filter((name) => backendOfFile(this.home.vaultFile(name)) === 'postgres');
+    if (pg.length === 0 && !this.servers) return;
+    if (!this.servers) {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const { PgChangeListeners } = require('../store/pgListen') as typeof import('../store/pgListen');
+      this.servers = new PgChangeListeners((name) => this.touched(name), this.log);
+    }
+    this.servers.sync(pg.map((name) => ({ name, file: this.home.vaultFile(name) })));
   }
 
   private emit(n: VaultChangeNotice): void {
     this.lastFlush = performance.now();
+    if (n.kind !== 'files') this.listenToServers();
     this.send(n);
   }
 
   stop(): void {
+    this.servers?.close();
+    this.servers = undefined;
     this.watcher?.close();
     if (this.timer) clearTimeout(this.timer);
     for (const v of this.open.values()) v.close();

@@ -18,7 +18,7 @@ import { commitBranch, gitInfo, writePatch } from '../project/git';
 import { ProjectIgnore } from '../project/ignore';
 import { planApply } from '../project/plan';
 import { compareVaults } from '../project/compare';
-import { planSync } from '../project/sync';
+import { planSync, takeTree } from '../project/sync';
 import { refOf, TreeReader } from '../project/trees';
 import type { OpsContext, OpsTable } from './context';
 import { writing, reading } from './vaultAccess';
@@ -54,8 +54,22 @@ function partEdits(changes: PathChange[]): Edit[] {
   return [...gone.map((c) => ({ path: c.path, ino: null })), ...changes.filter((c) => c.after).map((c) => ({ path: c.path, ino: c.after!.ino }))];
 }
 
+/**
+ * The paths a `keep` settles: the ones asked for, with the other path of each rename among them
+ * (one side of a rename alone would leave the other half a conflict).
+ */
+function withRenames(plan: ChangePlan, paths: string[]): string[] {
+  const asked = paths.map((x) => x.replace(/^\/+|\/+$/g, ''));
+  const under = (p: string) => asked.some((a) => p === a || p.startsWith(a + '/'));
+  const more = plan.changes.filter((c) => c.action === 'rename' && (under(c.path) || under(c.from!))).flatMap((c) => [c.path, c.from!]);
+  return [...new Set([...asked, ...more])];
+}
+
 function apply(ctx: OpsContext, p: Parameters<OpsTable['project/apply']>[1]): ApplyResult {
   if (p.git_branch !== undefined && p.patch_out !== undefined) throw new AvfsError('InvalidInput', 'give --git-branch or --patch-out, not both');
+  if (p.keep !== undefined && (p.dry_run || p.git_branch !== undefined || p.patch_out !== undefined)) {
+    throw new AvfsError('InvalidInput', '--keep settles conflicts and applies: not with --dry-run, --git-branch or --patch-out');
+  }
   return writing(ctx, p.vault, (v) => {
     const base = mustReadBase(v);
     const root = projectDir(p.host_path ?? base.source, p.host_cwd);
@@ -94,19 +108,31 @@ function apply(ctx: OpsContext, p: Parameters<OpsTable['project/apply']>[1]): Ap
     // journal, commit.ts). No snapshot of the whole tree: the base is edited at the changed paths.
     return v.store.write(() => {
       const since = baseJournalSeq(v);
-      const candidates = since === null ? null : v.journal.pathsSince(since);
+      const pathsNow = () => (since === null ? null : v.journal.pathsSince(since));
+      let only = p.paths;
+      if (p.keep !== undefined && only) only = withRenames(planApply(v, base, baseTree, new TreeReader(v, { kind: 'live' }), root, { candidates: pathsNow() }).plan, only);
+      if (p.keep === 'project') {
+        // The project's side of each conflict goes into the vault first; the plan then finds those paths the same.
+        const first = planApply(v, base, baseTree, new TreeReader(v, { kind: 'live' }), root, { candidates: pathsNow(), ...(only ? { only } : {}) });
+        const vfs = new Vfs(v);
+        const ignore = new ProjectIgnore(root, base.exclude);
+        // A rename's project side is the old path as the project has it and no new one.
+        const sides = [...first.plan.conflicts.map((c) => c.path), ...first.plan.changes.filter((c) => c.conflict === 'rename').flatMap((c) => [c.path, c.from!])];
+        for (const rel of new Set(sides)) takeTree(vfs, root, '/' + rel, ignore);
+      }
       const { plan, steps, changes } = planApply(v, base, baseTree, new TreeReader(v, { kind: 'live' }), root, {
         patch: p.patch,
-        candidates,
-        ...(p.paths ? { only: p.paths } : {}),
+        candidates: pathsNow(),
+        keepVault: p.keep === 'vault',
+        ...(only ? { only } : {}),
       });
       if (plan.conflicts.length > 0) throw conflictError(plan);
       const seq = v.journal.lastSeq();
       const applied = commitSteps(root, steps);
-      const newBase = advanceBase(v, base, partEdits(changes), p.paths ? undefined : seq);
+      const newBase = advanceBase(v, base, partEdits(changes), only ? undefined : seq);
       // A partial apply keeps the old mark: the paths it left are still to be looked at.
-      if (!p.paths) setBaseJournalSeq(v, seq);
-      v.journal.append('project_apply', null, { details: { project: root, applied, base: newBase, ...(p.paths ? { paths: p.paths } : {}) } });
+      if (!only) setBaseJournalSeq(v, seq);
+      v.journal.append('project_apply', null, { details: { project: root, applied, base: newBase, ...(only ? { paths: only } : {}), ...(p.keep ? { keep: p.keep } : {}) } });
       return { ...plan, dry_run: false, applied, new_base: newBase, recovered };
     });
   });

@@ -12,7 +12,7 @@ import type { VaultDamage, VaultInfo, VaultSummary } from '../protocol/vault';
 import { checkBackend, LIVE } from '../store/backend';
 import { convertVault } from '../store/convert';
 import { readOnlyOnDisk } from '../store/db';
-import { backendOfFile, withWriteLock } from '../store/engine';
+import { backendOfFile, vaultLocation, withWriteLock } from '../store/engine';
 import { childrenOf, FORK_KEY_PREFIX, parentOf } from '../store/forkLinks';
 import { flattenInto, forkVault } from '../store/forks';
 import type { AvfsHome } from '../store/home';
@@ -40,6 +40,7 @@ function summaryOf(home: AvfsHome, v: Vault): Extract<VaultSummary, { status: 'o
     size_on_disk: home.sizeOnDisk(v.name),
     files: c.liveInodes,
     backend: v.backend,
+    location: vaultLocation(v.file),
     parent: v.meta('parent') ?? null,
   };
 }
@@ -55,7 +56,7 @@ export function listVaults(home: AvfsHome): VaultSummary[] {
     try {
       return withReader(home, name, (v) => summaryOf(home, v));
     } catch (e) {
-      return { name, current: home.current() === name, status: 'unreadable', reason: reasonOf(e), size_on_disk: home.sizeOnDisk(name), backend: backendOfFile(home.vaultFile(name)) ?? 'sqlite' };
+      return { name, current: home.current() === name, status: 'unreadable', reason: reasonOf(e), size_on_disk: home.sizeOnDisk(name), backend: backendOfFile(home.vaultFile(name)) ?? 'sqlite', location: vaultLocation(home.vaultFile(name)) };
     }
   });
 }
@@ -177,7 +178,7 @@ export const vaultOps = {
 
   'vault/create': (ctx, p) => {
     const quotas = p.quotas ?? {};
-    const v = ctx.home.create(p.name, quotas, p.backend === undefined ? undefined : checkBackend(p.backend));
+    const v = ctx.home.create(p.name, quotas, p.backend === undefined ? undefined : checkBackend(p.backend), { url: p.url });
     const backend = v.backend;
     v.close();
     if (p.use) ctx.home.setCurrent(p.name);
@@ -186,8 +187,17 @@ export const vaultOps = {
       current: p.use,
       backend,
       path: v.file,
+      location: vaultLocation(v.file),
       quotas: { max_size_mb: null, max_files: null, max_file_size_mb: null, ...quotas },
     };
+  },
+
+  'vault/attach': (ctx, p) => {
+    const v = ctx.home.attach(p.name, p.backend, p.url);
+    const backend = v.backend;
+    v.close();
+    if (p.use) ctx.home.setCurrent(p.name);
+    return { attached: p.name, current: p.use, backend, path: v.file, location: vaultLocation(v.file) };
   },
 
   'vault/info': (ctx, p) => vaultInfo(ctx.home, ctx.home.resolve(p.name)),

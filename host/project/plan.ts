@@ -7,7 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AvfsError } from '../protocol/errors';
-import type { ChangePlan, PlannedChange, ProjectBase } from '../protocol/project';
+import type { ChangePlan, Conflict, ConflictKind, PlannedChange, ProjectBase } from '../protocol/project';
 import type { FileType } from '../protocol/vault';
 import { asText, type Node, type PathChange, pathChanges, pathChangesAt } from '../store/diff';
 import { kindOf } from '../store/inodes';
@@ -50,8 +50,26 @@ function checkSymlinks(changes: PathChange[], links: Set<string>): void {
   }
 }
 
+/** What kind of conflict a path is, from the base's node, the vault's and the project's entry. */
+export function conflictKind(root: string, rel: string, c: PathChange, h: HostEntry | null, read: (n: Node) => Buffer): ConflictKind {
+  const a = c.after;
+  if (!h || !a) return 'deleted';
+  const k = kindOf(a.mode);
+  if (h.kind === 'symlink' || k === 'symlink') return 'symlink';
+  if (h.kind !== k) return 'type';
+  if (!c.before) return 'added';
+  if (k === 'directory') return 'mode';
+  return h.size === a.size && fs.readFileSync(path.join(root, rel)).equals(read(a)) ? 'mode' : 'content';
+}
+
 /** Describes one change for the plan, its status and, when it is written, its steps. */
-function describe(c: PathChange, sameContent: (b: Node, a: Node) => boolean, status: PlannedChange['status'], reason?: string): PlannedChange {
+function describe(
+  c: PathChange,
+  sameContent: (b: Node, a: Node) => boolean,
+  status: PlannedChange['status'],
+  reason?: string,
+  conflict?: ConflictKind,
+): PlannedChange {
   const b = c.before;
   const a = c.after;
   const node = (a ?? b)!;
@@ -67,6 +85,7 @@ function describe(c: PathChange, sameContent: (b: Node, a: Node) => boolean, sta
     content_changed: !a || !b || !sameContent(b, a),
     status,
     ...(reason ? { reason } : {}),
+    ...(conflict ? { conflict } : {}),
   };
 }
 
@@ -80,7 +99,7 @@ export function planApply(
   baseTree: TreeReader,
   toTree: TreeReader,
   root: string,
-  opts: { patch?: boolean; hostChecks?: boolean; only?: string[]; candidates?: string[] | null } = {},
+  opts: { patch?: boolean; hostChecks?: boolean; only?: string[]; candidates?: string[] | null; keepVault?: boolean } = {},
 ): ApplyPlan {
   const hostChecks = opts.hostChecks ?? true;
   // Where the journal says the vault changed since the base, when it can say; else everywhere.
@@ -98,7 +117,7 @@ export function planApply(
   checkSymlinks(changes, new Set(changes.filter((c) => c.after && kindOf(c.after.mode) === 'symlink').map((c) => c.path.slice(1))));
   const removedHere = new Set(changes.filter((c) => c.before && (!c.after || typeOf(c.before) !== typeOf(c.after))).map((c) => c.path.slice(1)));
   const entries: PlannedChange[] = [];
-  const conflicts: Array<{ path: string; reason: string }> = [];
+  const conflicts: Conflict[] = [];
   const removes: Step[] = [];
   const creates: Step[] = [];
   const patches: string[] = [];
@@ -119,11 +138,13 @@ export function planApply(
     hostOf.set(rel, h);
     let status: PlannedChange['status'];
     let reason: string | undefined;
+    let kind: ConflictKind | undefined;
     if (sameEntry(root, rel, h, c.after, (n) => toTree.read(n))) status = 'same';
     else if (sameEntry(root, rel, h, c.before, (n) => baseTree.read(n))) status = 'apply';
     else {
       status = 'conflict';
       reason = !h ? 'deleted in the project' : !c.before ? 'added in the project too' : 'changed in the project';
+      kind = conflictKind(root, rel, c, h, (n) => toTree.read(n));
     }
     // A directory the vault removes can go only if the project added nothing in it.
     if (status === 'apply' && h?.kind === 'directory' && removedHere.has(rel)) {
@@ -131,10 +152,17 @@ export function planApply(
       if (added.length > 0) {
         status = 'conflict';
         reason = `removed in the vault; the project added ${added.slice(0, 3).join(', ')}${added.length > 3 ? ', …' : ''} in it`;
+        kind = 'directory';
       }
     }
-    entries.push(describe(c, sameContent, status, reason));
-    if (status === 'conflict') conflicts.push({ path: rel, reason: reason! });
+    // Settled for the vault: its entry replaces whatever the project has there.
+    if (status === 'conflict' && opts.keepVault) {
+      status = 'apply';
+      reason = undefined;
+      kind = undefined;
+    }
+    entries.push(describe(c, sameContent, status, reason, kind));
+    if (status === 'conflict') conflicts.push({ path: rel, kind: kind!, reason: reason! });
     if (status !== 'apply') continue;
     const a = c.after;
     if (h && (!a || kindOf(a.mode) !== h.kind)) removes.push({ op: 'remove', rel });
@@ -168,6 +196,9 @@ export function planApply(
     }
   }
   const shown = foldRenames(changes, entries, sameContent);
+  // Both paths of a renamed file in conflict are one rename conflict.
+  const renamed = new Set(shown.filter((e) => e.conflict === 'rename').flatMap((e) => [e.path, e.from!]));
+  for (const x of conflicts) if (renamed.has(x.path)) x.kind = 'rename';
   return {
     plan: {
       vault: v.name,
@@ -210,6 +241,7 @@ export function foldRenames(changes: PathChange[], entries: PlannedChange[], sam
       content_changed: !sameContent(changes[j]!.before!, c.after),
       status,
       ...(reason ? { reason } : {}),
+      ...(status === 'conflict' ? { conflict: 'rename' as const } : {}),
     };
   });
   return out.filter((_, i) => !drop.has(i));

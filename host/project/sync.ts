@@ -7,7 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AvfsError } from '../protocol/errors';
-import type { ApplyResult, ChangePlan, PlannedChange, ProjectBase } from '../protocol/project';
+import type { ApplyResult, ChangePlan, Conflict, ConflictKind, PlannedChange, ProjectBase } from '../protocol/project';
 import type { FileType } from '../protocol/vault';
 import { listTree, type Node, pathChanges } from '../store/diff';
 import { kindOf } from '../store/inodes';
@@ -16,7 +16,7 @@ import { staysInside } from '../vfs/transfer';
 import { Vfs } from '../vfs/vfs';
 import { advanceBase } from './base';
 import { ProjectIgnore } from './ignore';
-import { totalsOf } from './plan';
+import { conflictKind, totalsOf } from './plan';
 import { type HostEntry, hostEntry, refOf, sameEntry, TreeReader } from './trees';
 
 const octal = (mode: number) => '0' + (mode & 0o7777).toString(8).padStart(3, '0');
@@ -54,6 +54,54 @@ function unchanged(root: string, rel: string, h: HostEntry | undefined, n: Node 
   return sameEntry(root, rel, h ?? null, n ?? null, read);
 }
 
+/** Makes the vault's entry at `vaultPath` the project's `h` (a directory: its bits; not what is in it). */
+export function takeEntry(vfs: Vfs, root: string, vaultPath: string, h: HostEntry): void {
+  const mode = h.mode & 0o7777;
+  const at = vfs.tryResolve(vaultPath, false);
+  if (h.kind === 'directory') {
+    if (at && kindOf(at.attr.mode) !== 'directory') vfs.rm(vaultPath, { recursive: true });
+    if (!at || kindOf(at.attr.mode) !== 'directory') vfs.mkdir(vaultPath, { mode });
+    vfs.setattr(vaultPath, { mode }, false);
+  } else if (h.kind === 'symlink') {
+    if (at) vfs.rm(vaultPath, { recursive: true });
+    vfs.symlink(h.target ?? '', vaultPath);
+  } else {
+    if (at && kindOf(at.attr.mode) !== 'file') vfs.rm(vaultPath, { recursive: true });
+    vfs.writeFile(vaultPath, fs.readFileSync(path.join(root, vaultPath.slice(1))), { mode });
+    vfs.setattr(vaultPath, { mode, mtime: h.mtimeNs }, false);
+  }
+}
+
+/**
+ * Makes the vault's tree at `vaultPath` the project's, what is under a directory included (ignored
+ * paths left out, and left as the vault has them): the project's side of a conflict.
+ */
+export function takeTree(vfs: Vfs, root: string, vaultPath: string, ignore: ProjectIgnore): void {
+  const rel = vaultPath.slice(1);
+  const h = hostEntry(root, rel);
+  if (!h || h.kind === 'other') {
+    vfs.rm(vaultPath, { recursive: true, force: true });
+    return;
+  }
+  if (h.kind === 'symlink') {
+    const dir = rel.includes('/') ? rel.slice(0, rel.lastIndexOf('/')) : '';
+    if (!staysInside(dir, h.target ?? '', () => false)) {
+      throw new AvfsError('UnsafeSymlink', `refusing symlink ${rel} -> ${h.target}: it points outside the project`, { path: rel, target: h.target });
+    }
+  }
+  takeEntry(vfs, root, vaultPath, h);
+  if (h.kind !== 'directory') return;
+  const names = new Set(fs.readdirSync(path.join(root, rel)));
+  for (const d of vfs.readdir(vaultPath)) {
+    if (!names.has(d.name) && !ignore.ignored(`${rel}/${d.name}`, d.type === 'directory')) vfs.rm(`${vaultPath}/${d.name}`, { recursive: true, force: true });
+  }
+  for (const name of [...names].sort()) {
+    const r = `${rel}/${name}`;
+    const st = fs.lstatSync(path.join(root, r));
+    if (!ignore.leftOut(r, st.isDirectory())) takeTree(vfs, root, '/' + r, ignore);
+  }
+}
+
 const typeOf = (h: HostEntry | undefined, n: Node | undefined): FileType => (h ? (h.kind as FileType) : (kindOf(n!.mode) as FileType));
 
 export function planSync(
@@ -71,7 +119,7 @@ export function planSync(
   const vaultChanged = new Map(pathChanges(v.store, baseRef, { kind: 'live' }).map((c) => [c.path, c]));
   const paths = [...new Set([...project.keys(), ...[...baseNodes.keys()].filter((p) => !ignore.ignored(p.slice(1), kindOf(baseNodes.get(p)!.mode) === 'directory'))])].sort();
   const entries: PlannedChange[] = [];
-  const conflicts: Array<{ path: string; reason: string }> = [];
+  const conflicts: Conflict[] = [];
   const todo: Array<{ path: string; h: HostEntry | undefined }> = [];
   const removedHere = new Set(paths.filter((p) => baseNodes.has(p) && (!project.has(p) || project.get(p)!.kind !== kindOf(baseNodes.get(p)!.mode))));
   const patches: string[] = [];
@@ -84,17 +132,20 @@ export function planSync(
     const liveNode = vc ? (vc.after ?? undefined) : b;
     let status: PlannedChange['status'];
     let reason: string | undefined;
+    let kind: ConflictKind | undefined;
     if (sameEntry(root, rel, h ?? null, liveNode ?? null, (n) => live.read(n))) status = 'same';
     else if (!vc) status = 'apply';
     else {
       status = 'conflict';
       reason = !vc.after ? 'deleted in the vault' : !vc.before ? 'added in the vault too' : 'changed in the vault';
+      kind = conflictKind(root, rel, vc, h ?? null, (n) => live.read(n));
     }
     if (status === 'apply' && removedHere.has(p) && b && kindOf(b.mode) === 'directory') {
       const added = [...vaultChanged.values()].filter((c) => !c.before && c.after && c.path.startsWith(p + '/')).map((c) => c.path.slice(1));
       if (added.length > 0) {
         status = 'conflict';
         reason = `removed in the project; the vault added ${added.slice(0, 3).join(', ')}${added.length > 3 ? ', …' : ''} in it`;
+        kind = 'directory';
       }
     }
     const modeChanged = !!h && !!b && h.kind === kindOf(b.mode) && h.kind !== 'symlink' && (h.mode & 0o7777) !== (b.mode & 0o7777);
@@ -108,8 +159,9 @@ export function planSync(
       content_changed: !h || !b || h.kind !== kindOf(b.mode) || (h.kind === 'symlink' ? h.target !== b.target : h.kind === 'file' && !sameEntry(root, rel, { ...h, mode: b.mode }, b, (n) => baseTree.read(n))),
       status,
       ...(reason ? { reason } : {}),
+      ...(kind ? { conflict: kind } : {}),
     });
-    if (status === 'conflict') conflicts.push({ path: rel, reason: reason! });
+    if (status === 'conflict') conflicts.push({ path: rel, kind: kind!, reason: reason! });
     if (status === 'apply') todo.push({ path: p, h });
     if (opts.patch && status !== 'same' && (h?.kind ?? 'file') === 'file' && (!b || kindOf(b.mode) === 'file')) {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -137,23 +189,7 @@ export function planSync(
   const creates = todo.filter((t) => t.h);
   const newBase = vfs.mutate('/', () => {
     for (const t of removes) vfs.rm(t.path, { recursive: true, force: true });
-    for (const t of creates) {
-      const h = t.h!;
-      const hostPath = path.join(root, t.path.slice(1));
-      const mtime = h.mtimeNs;
-      if (h.kind === 'directory') {
-        if (!vfs.tryResolve(t.path, false)) vfs.mkdir(t.path, { mode: h.mode & 0o7777 });
-        vfs.setattr(t.path, { mode: h.mode & 0o7777 }, false);
-      } else if (h.kind === 'symlink') {
-        if (vfs.tryResolve(t.path, false)) vfs.rm(t.path, { recursive: true });
-        vfs.symlink(h.target ?? '', t.path);
-      } else {
-        const at = vfs.tryResolve(t.path, false);
-        if (at && kindOf(at.attr.mode) !== 'file') vfs.rm(t.path, { recursive: true });
-        vfs.writeFile(t.path, fs.readFileSync(hostPath), { mode: h.mode & 0o7777 });
-        vfs.setattr(t.path, { mode: h.mode & 0o7777, mtime }, false);
-      }
-    }
+    for (const t of creates) takeEntry(vfs, root, t.path, t.h!);
     const edits = [...removes.map((t) => ({ path: t.path, ino: null })), ...creates.map((t) => ({ path: t.path, ino: vfs.resolve(t.path, false).ino }))];
     const moved = advanceBase(v, base, edits);
     v.journal.append('project_sync', null, { details: { project: root, applied: todo.length, base: moved } });

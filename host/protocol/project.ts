@@ -20,6 +20,15 @@ export type ProjectBase = z.infer<typeof ProjectBase>;
 
 export const ChangeAction = z.enum(['add', 'modify', 'delete', 'rename']);
 export const ChangeStatus = z.enum(['apply', 'same', 'conflict']);
+export const ConflictKind = z
+  .enum(['content', 'mode', 'symlink', 'type', 'deleted', 'added', 'rename', 'directory'])
+  .describe(
+    "content: a file's bytes differ on the two sides; mode: same bytes, other permission bits; symlink: a symlink on either side, pointing elsewhere; type: a file on one side, a directory on the other; deleted: one side removed what the other changed; added: both added it, differently; rename: one side renamed it, the other changed it; directory: one side removed a directory the other added in",
+  );
+export type ConflictKind = z.infer<typeof ConflictKind>;
+export const Conflict = z.object({ path: z.string(), kind: ConflictKind, reason: z.string().describe('what the other side did') });
+export type Conflict = z.infer<typeof Conflict>;
+export const KeepSide = z.enum(['vault', 'project']).describe("vault: the vault's entry is written into the project; project: the project's entry goes into the vault");
 
 export const PlannedChange = z.object({
   path: z.string().describe('relative to the project folder (for a rename: the new path)'),
@@ -33,6 +42,7 @@ export const PlannedChange = z.object({
   content_changed: z.boolean(),
   status: ChangeStatus.describe('apply: written; same: the target already holds it; conflict: both sides changed it'),
   reason: z.string().optional().describe('a conflict: what the other side did'),
+  conflict: ConflictKind.optional().describe('a conflict: its kind'),
 });
 export type PlannedChange = z.infer<typeof PlannedChange>;
 
@@ -42,7 +52,7 @@ export const ChangePlan = z.object({
   direction: z.enum(['apply', 'sync']).describe('apply: vault to project; sync: project to vault'),
   base: z.string().describe('the base checkpoint the changes are counted from'),
   changes: z.array(PlannedChange),
-  conflicts: z.array(z.object({ path: z.string(), reason: z.string() })),
+  conflicts: z.array(Conflict),
   ignored: z.array(z.string()).describe('changed paths left out: .git, the exclude list, .gitignore'),
   totals: z.object({ added: z.number(), modified: z.number(), deleted: z.number(), renamed: z.number(), mode_changed: z.number(), conflicts: z.number() }),
   patch: z.string().optional().describe('unified diff of the text files that change (with patch)'),

@@ -60,13 +60,14 @@ export const DirEntry = z.object({
 export type DirEntry = z.infer<typeof DirEntry>;
 
 /** Where a vault's metadata and chunks live (docs/architecture.md, "Storage backends"). */
-export const Backend = z.enum(['sqlite', 'lmdb']);
+export const Backend = z.enum(['sqlite', 'lmdb', 'postgres']);
 
 const VaultFile = z.object({
   name: z.string(),
   current: z.boolean(),
   size_on_disk: z.number(),
   backend: Backend,
+  location: z.string().describe("where the vault lives: its file in this home, or its server's URL (any password replaced by ***)"),
 });
 
 const VaultSummaryOk = VaultFile.extend({

@@ -8,20 +8,20 @@
  * - **chunks** (`ChunkTable`): immutable, content-addressed by SHA-256.
  *
  * Everything above (`InodeStore`, `Checkpoints`, `Journal`, `QuotaBook`, diff, gc, forks) is
- * written once against these two interfaces; `sqlite.ts` and `lmdb.ts` implement them. Nothing
+ * written once against these two interfaces; `sqlite.ts`, `lmdb.ts` and `postgres.ts` implement them. Nothing
  * outside `host/store/` sees SQL or an engine's handle.
  *
  * The calls are synchronous: the vfs and FUSE dispatch need an answer inside one call. A backend
- * reached through an asynchronous client (PostgreSQL, part 2) implements the same interface by
- * running its client in a worker thread and waiting on it with `Atomics.wait`
+ * reached through an asynchronous client (PostgreSQL: `postgres.ts`, `pgSync.ts`) implements the same
+ * interface by running its client in a worker thread and waiting on it with `Atomics.wait`
  * (docs/architecture.md, "Storage backends").
  */
 import { AvfsError } from '../protocol/errors';
 import type { CheckpointRow } from './checkpoints';
 import type { Dirent, InodeRow } from './inodes';
 
-export type BackendKind = 'sqlite' | 'lmdb';
-export const BACKENDS: readonly BackendKind[] = ['sqlite', 'lmdb'];
+export type BackendKind = 'sqlite' | 'lmdb' | 'postgres';
+export const BACKENDS: readonly BackendKind[] = ['sqlite', 'lmdb', 'postgres'];
 
 /** A backend name from the user (`--backend`), checked. */
 export function checkBackend(name: string): BackendKind {
@@ -189,6 +189,8 @@ export interface MetaStore extends ChunkTable {
   child(tree: TreeId, parent: number, name: string): number | undefined;
   /** The live inode at `parent/name`. */
   childAttr(parent: number, name: string): InodeRow | undefined;
+  /** Optional: only the inode, mode and gid at `parent/name` (a path walk's step through a directory); else childAttr() serves. */
+  childRef?(parent: number, name: string): { ino: number; mode: number; gid: number } | undefined;
   /** Entries sorted by name (byte order of UTF-8, as SQLite's BINARY collation). */
   children(tree: TreeId, parent: number): Dirent[];
   childrenAttrs(tree: TreeId, parent: number): Array<InodeRow & { name: string }>;
@@ -198,6 +200,12 @@ export interface MetaStore extends ChunkTable {
   /** Extents in index order, optionally only `first..last`. */
   extents(tree: TreeId, ino: number, first?: number, last?: number): Array<{ idx: number; hash: Buffer }>;
   extent(ino: number, idx: number): Buffer | undefined;
+  /**
+   * Optional: the live extents `first..last` with each chunk's bytes as this file holds them
+   * (`data` undefined when it does not: a fork's ancestor has it), in one statement. A backend
+   * without it is read through extents() and chunkGet().
+   */
+  extentsWithData?(ino: number, first: number, last: number): Array<{ idx: number; hash: Buffer; data: Buffer | undefined }>;
   /** Live inodes with no names left (unlinked while open). */
   orphans(): number[];
   countByType(): { files: number; directories: number; symlinks: number };

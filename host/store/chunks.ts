@@ -72,7 +72,11 @@ export class ChunkStore {
    * same file, read on.
    */
   get(hash: Buffer): Buffer | undefined {
-    const own = this.table.chunkGet(hash);
+    return this.checked(hash, this.table.chunkGet(hash));
+  }
+
+  /** get() for a chunk whose bytes this file's row gave with its extent (`own`), if it had them. */
+  checked(hash: Buffer, own: Buffer | undefined): Buffer | undefined {
     const data = own ?? this.fallback?.getChunk(hash);
     if (!data || chunkCheck === 'off') return data;
     // A fork's ancestor's chunk is checked at every read: this file's version does not follow the ancestor's.

@@ -114,6 +114,8 @@ export function vaultFileProblem(file: string): FileProblem | undefined {
     const n = readSync(fd, head, 0, 100, 0);
     // An LMDB vault (its meta page's magic number): its backend checks it when it opens.
     if (n >= 28 && head.readUInt32LE(24) === 0xbeefc0de) return undefined;
+    // A PostgreSQL vault's link file (host/store/pgLink.ts): its backend checks it when it opens.
+    if (head.subarray(0, n).toString('latin1').startsWith('avfs-postgres-vault ')) return undefined;
     if (n < 100 || !head.subarray(0, 16).equals(SQLITE_MAGIC)) return { kind: 'not-sqlite', reason: 'not a SQLite database (not an avfs vault)' };
     const rawPageSize = head.readUInt16BE(16);
     const pageSize = rawPageSize === 1 ? 65_536 : rawPageSize;

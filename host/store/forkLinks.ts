@@ -41,7 +41,8 @@ function readLinks(home: AvfsHome, name: string): ForkLinks {
   let db: Db | undefined;
   try {
     let rows: Array<{ key: string; value: string }>;
-    if (backendOfFile(file) === 'lmdb') rows = inspectMeta(file, ['parent', FORKS_RECORDED_KEY], [FORK_KEY_PREFIX]);
+    const kind = backendOfFile(file);
+    if (kind === 'lmdb' || kind === 'postgres') rows = inspectMeta(file, ['parent', FORKS_RECORDED_KEY], [FORK_KEY_PREFIX]);
     else {
       db = inspectDb(file);
       if (!tableNames(db).has('meta')) return NO_LINKS;

@@ -80,7 +80,9 @@ export function forkVault(home: AvfsHome, source: string, name: string): Vault {
   const backend = src.backend;
   src.close();
   // A fork is on its source's backend: it reads the source's chunks.
-  const fork = home.create(name, {}, backend);
+  // A PostgreSQL fork is made on its source's server (rows copied there).
+  const server = backend === 'postgres' ? { url: (src.store as unknown as { link: { url: string } }).link.url } : {};
+  const fork = home.create(name, {}, backend, server);
   try {
     fork.store.forkFrom(home.vaultFile(source), name, () => {
       fork.setMeta('parent', source);

@@ -11,6 +11,7 @@ import { VAULT_NAME_RE } from '../protocol/names';
 import { FORKS_RECORDED_KEY } from './forkLinks';
 import { AncestorChunks } from './forks';
 import { defaultHome } from './homeDir';
+import type { ServerOptions } from './engine';
 import type { Vault, VaultOpenOptions } from './vault';
 import { makePrivateDir, openPrivate, writePrivateFile } from './privateFs';
 
@@ -73,8 +74,8 @@ export class AvfsHome {
       .sort();
   }
 
-  /** Creates a vault; the file is claimed with O_EXCL so two creators cannot both succeed. */
-  create(name: string, quotas: Partial<Quotas> = {}, backend: BackendKind = defaultBackend()): Vault {
+  /** Claims the vault's file (O_EXCL, so two creators cannot both succeed); returns its path. */
+  private claim(name: string): string {
     const file = this.vaultFile(name);
     this.ensure();
     let fd: number;
@@ -87,14 +88,32 @@ export class AvfsHome {
       throw readOnlyDir(e, this.vaultsDir) ?? e;
     }
     closeSync(fd);
+    return file;
+  }
+
+  /** Creates a vault. */
+  create(name: string, quotas: Partial<Quotas> = {}, backend: BackendKind = defaultBackend(), server: ServerOptions = {}): Vault {
+    const file = this.claim(name);
     try {
-      const v = store().Vault.create(name, file, 'cli', backend);
+      const v = store().Vault.create(name, file, 'cli', backend, server);
       // A new vault has made no forks yet: its fork record is complete from here on.
       v.setMeta(FORKS_RECORDED_KEY, new Date().toISOString());
       for (const [k, val] of Object.entries(quotas)) {
         if (val !== null && val !== undefined) v.inodes.quotas.set(k as keyof Quotas, val);
       }
       return v;
+    } catch (e) {
+      this.removeFiles(name);
+      throw e;
+    }
+  }
+
+  /** Registers in this home a vault that lives on a server (`vault attach`): another home made it. */
+  attach(name: string, backend: BackendKind, url: string): Vault {
+    if (backend !== 'postgres') throw new AvfsError('InvalidInput', `only a vault on a server can be attached (--backend postgres), not ${backend}`, { backend });
+    const file = this.claim(name);
+    try {
+      return store().Vault.attach(name, file, backend, { url });
     } catch (e) {
       this.removeFiles(name);
       throw e;

@@ -40,8 +40,7 @@ export class QuotaBook {
   }
 
   /** Refuses growing the live size by `delta` bytes, or a file to `fileSize` bytes, past the quotas. */
-  checkBytes(current: () => number, delta: number, fileSize: number, oldFileSize: number, path: string): void {
-    const q = this.get();
+  checkBytes(current: () => number, delta: number, fileSize: number, oldFileSize: number, path: string, q: Quotas = this.get()): void {
     if (q.max_file_size_mb !== null && fileSize > oldFileSize && fileSize > q.max_file_size_mb * MiB) {
       throw quotaError('max_file_size_mb', q.max_file_size_mb * MiB, oldFileSize, fileSize, 'bytes', { path });
     }
@@ -69,8 +68,7 @@ export class QuotaBook {
   }
 
   /** Refuses adding `count` inodes past `max_files`. */
-  checkInodes(current: () => number, count: number, path: string): void {
-    const q = this.get();
+  checkInodes(current: () => number, count: number, path: string, q: Quotas = this.get()): void {
     if (q.max_files !== null && count > 0) {
       const used = current();
       if (used + count > q.max_files) throw quotaError('max_files', q.max_files, used, count, 'files', { path });

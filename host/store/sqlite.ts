@@ -3,6 +3,7 @@
  * better-sqlite3 (db.ts opens it). Statements are prepared on first use; trees are tables
  * (`inodes`, …) for the live tree and `cp_*` tables keyed by checkpoint id for the others.
  */
+import type Database from 'better-sqlite3';
 import type { ChunkTable, Counters, DirentMode, GroupCommit, JournalRow, MetaStore, NewName, Node, TreeDump, TreeId } from './backend';
 import { LIVE } from './backend';
 import { CheckpointRefs } from './checkpointRefs';
@@ -26,6 +27,11 @@ export class SqliteMeta implements MetaStore, ChunkTable {
   private readonly s;
   private groupCommit: GroupCommit | undefined;
   private checkpointRefs: CheckpointRefs | undefined;
+  /**
+   * Statements of the per-inode checkpoint edits, kept by their text: an apply of 100 files made
+   * 600 of them anew (about 8 ms of its 50 at load 17).
+   */
+  private readonly bySql = new Map<string, Database.Statement<unknown[]>>();
 
   constructor(readonly db: Db) {
     const p = <P extends unknown[], R = unknown>(sql: string) => () => db.prepare<P, R>(sql);
@@ -39,6 +45,9 @@ export class SqliteMeta implements MetaStore, ChunkTable {
       getCpInode: p<[number, number], InodeRow>('SELECT * FROM cp_inodes WHERE cp = ? AND ino = ?'),
       lookup: p<[number, string], { ino: number }>('SELECT ino FROM dentries WHERE parent = ? AND name = ?'),
       cpLookup: p<[number, number, string], { ino: number }>('SELECT ino FROM cp_dentries WHERE cp = ? AND parent = ? AND name = ?'),
+      lookupRef: p<[number, string], { ino: number; mode: number; gid: number }>(
+        'SELECT i.ino AS ino, i.mode AS mode, i.gid AS gid FROM dentries d JOIN inodes i ON i.ino = d.ino WHERE d.parent = ? AND d.name = ?',
+      ),
       lookupAttr: p<[number, string], InodeRow>('SELECT i.* FROM dentries d JOIN inodes i ON i.ino = d.ino WHERE d.parent = ? AND d.name = ?'),
       readdirAttrs: p<[number], InodeRow & { name: string }>(
         'SELECT d.name AS name, i.* FROM dentries d JOIN inodes i ON i.ino = d.ino WHERE d.parent = ? ORDER BY d.name',
@@ -68,6 +77,9 @@ export class SqliteMeta implements MetaStore, ChunkTable {
       extent: p<[number, number], { hash: Buffer }>('SELECT hash FROM extents WHERE ino = ? AND idx = ?'),
       extentsRange: p<[number, number, number], { idx: number; hash: Buffer }>(
         'SELECT idx, hash FROM extents WHERE ino = ? AND idx >= ? AND idx <= ? ORDER BY idx',
+      ),
+      extentsWithData: p<[number, number, number], { idx: number; hash: Buffer; data: Buffer | null }>(
+        'SELECT e.idx AS idx, e.hash AS hash, c.data AS data FROM extents e LEFT JOIN chunks c ON c.hash = e.hash WHERE e.ino = ? AND e.idx >= ? AND e.idx <= ? ORDER BY e.idx',
       ),
       extentsAll: p<[number], { idx: number; hash: Buffer }>('SELECT idx, hash FROM extents WHERE ino = ? ORDER BY idx'),
       cpExtentsAll: p<[number, number], { idx: number; hash: Buffer }>('SELECT idx, hash FROM cp_extents WHERE ino = ? AND cp = ? ORDER BY idx'),
@@ -228,7 +240,10 @@ export class SqliteMeta implements MetaStore, ChunkTable {
   child(tree: TreeId, parent: number, name: string): number | undefined {
     return (tree === LIVE ? this.s.lookup.get(parent, name) : this.s.cpLookup.get(tree, parent, name))?.ino;
   }
-  childAttr(parent: number, name: string): InodeRow | undefined {
+  childRef(parent: number, name: string): { ino: number; mode: number; gid: number } | undefined {
+    return this.s.lookupRef.get(parent, name);
+  }
+    childAttr(parent: number, name: string): InodeRow | undefined {
     return this.s.lookupAttr.get(parent, name);
   }
   children(tree: TreeId, parent: number): Dirent[] {
@@ -250,6 +265,11 @@ export class SqliteMeta implements MetaStore, ChunkTable {
     if (tree === LIVE) return first === undefined ? this.s.extentsAll.all(ino) : this.s.extentsRange.all(ino, first, last ?? Number.MAX_SAFE_INTEGER);
     const all = this.s.cpExtentsAll.all(ino, tree);
     return first === undefined ? all : all.filter((e) => e.idx >= first && e.idx <= (last ?? Number.MAX_SAFE_INTEGER));
+  }
+  extentsWithData(ino: number, first: number, last: number): Array<{ idx: number; hash: Buffer; data: Buffer | undefined }> {
+    const rows = this.s.extentsWithData.all(ino, first, last);
+    for (const r of rows) if (r.data === null) (r as { data: Buffer | undefined }).data = undefined;
+    return rows as Array<{ idx: number; hash: Buffer; data: Buffer | undefined }>;
   }
   extent(ino: number, idx: number): Buffer | undefined {
     return this.s.extent.get(ino, idx)?.hash;
@@ -528,32 +548,40 @@ export class SqliteMeta implements MetaStore, ChunkTable {
       .prepare("SELECT COUNT(*) - 1 AS files, COALESCE(SUM(CASE WHEN (mode & 61440) = 32768 THEN size END), 0) AS bytes FROM cp_inodes WHERE cp = ?")
       .get(id) as { files: number; bytes: number };
   }
+  private prepared(sql: string): Database.Statement<unknown[]> {
+    let st = this.bySql.get(sql);
+    if (!st) {
+      st = this.db.prepare<unknown[]>(sql);
+      this.bySql.set(sql, st);
+    }
+    return st;
+  }
   cpLinks(tree: TreeId, ino: number): number {
-    return (this.db.prepare('SELECT COUNT(*) AS n FROM cp_dentries WHERE cp = ? AND ino = ?').get(tree, ino) as { n: number }).n;
+    return (this.prepared('SELECT COUNT(*) AS n FROM cp_dentries WHERE cp = ? AND ino = ?').get(tree, ino) as { n: number }).n;
   }
   cpDeleteDentry(tree: TreeId, parent: number, name: string): void {
-    this.db.prepare('DELETE FROM cp_dentries WHERE cp = ? AND parent = ? AND name = ?').run(tree, parent, name);
+    this.prepared('DELETE FROM cp_dentries WHERE cp = ? AND parent = ? AND name = ?').run(tree, parent, name);
   }
   cpInsertDentry(tree: TreeId, parent: number, name: string, ino: number): void {
-    this.db.prepare('INSERT INTO cp_dentries (cp, parent, name, ino) VALUES (?, ?, ?, ?)').run(tree, parent, name, ino);
+    this.prepared('INSERT INTO cp_dentries (cp, parent, name, ino) VALUES (?, ?, ?, ?)').run(tree, parent, name, ino);
   }
   cpDropInode(tree: TreeId, ino: number): void {
-    for (const t of ['cp_inodes', 'cp_symlinks', 'cp_extents']) this.db.prepare(`DELETE FROM ${t} WHERE cp = ? AND ino = ?`).run(tree, ino);
+    for (const t of ['cp_inodes', 'cp_symlinks', 'cp_extents']) this.prepared(`DELETE FROM ${t} WHERE cp = ? AND ino = ?`).run(tree, ino);
   }
   cpCopyInode(tree: TreeId, from: TreeId, ino: number): void {
     this.cpDropInode(tree, ino);
     const t = tables(from);
     const where = from === LIVE ? '' : ` AND cp = ${from}`;
-    this.db.prepare(`INSERT INTO cp_inodes (cp, ${INODE_COLS}) SELECT ?, ${INODE_COLS} FROM ${t.inodes} WHERE ino = ?${where}`).run(tree, ino);
-    this.db.prepare(`INSERT INTO cp_symlinks (cp, ino, target) SELECT ?, ino, target FROM ${t.symlinks} WHERE ino = ?${where}`).run(tree, ino);
-    this.db.prepare(`INSERT INTO cp_extents (cp, ino, idx, hash) SELECT ?, ino, idx, hash FROM ${t.extents} WHERE ino = ?${where}`).run(tree, ino);
+    this.prepared(`INSERT INTO cp_inodes (cp, ${INODE_COLS}) SELECT ?, ${INODE_COLS} FROM ${t.inodes} WHERE ino = ?${where}`).run(tree, ino);
+    this.prepared(`INSERT INTO cp_symlinks (cp, ino, target) SELECT ?, ino, target FROM ${t.symlinks} WHERE ino = ?${where}`).run(tree, ino);
+    this.prepared(`INSERT INTO cp_extents (cp, ino, idx, hash) SELECT ?, ino, idx, hash FROM ${t.extents} WHERE ino = ?${where}`).run(tree, ino);
   }
   cpSetDirAttrs(tree: TreeId, ino: number, from: TreeId, fromIno: number): void {
     const t = tables(from);
     const where = from === LIVE ? '' : ` AND cp = ${from}`;
-    this.db
-      .prepare(`UPDATE cp_inodes SET (mode, uid, gid, mtime_s, mtime_ns) = (SELECT mode, uid, gid, mtime_s, mtime_ns FROM ${t.inodes} WHERE ino = ?${where}) WHERE cp = ? AND ino = ?`)
-      .run(fromIno, tree, ino);
+    this.prepared(
+      `UPDATE cp_inodes SET (mode, uid, gid, mtime_s, mtime_ns) = (SELECT mode, uid, gid, mtime_s, mtime_ns FROM ${t.inodes} WHERE ino = ?${where}) WHERE cp = ? AND ino = ?`,
+    ).run(fromIno, tree, ino);
   }
 
   // ---- forks ----

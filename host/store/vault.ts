@@ -6,7 +6,7 @@ import { Checkpoints } from './checkpoints';
 import type { ChunkFallback } from './chunks';
 import type { BackendKind, MetaStore } from './backend';
 import { type Db, readOnlyOnDisk } from './db';
-import { createMeta, openMeta } from './engine';
+import { createMeta, openMeta, type ServerOptions } from './engine';
 import { SqliteMeta } from './sqlite';
 import { InodeStore } from './inodes';
 import { Journal, type Surface } from './journal';
@@ -69,11 +69,26 @@ export class Vault {
     return new Vault(name, file, meta, reason, opts.surface ?? 'cli');
   }
 
-  static create(name: string, file: string, surface: Surface = 'cli', backend: BackendKind = 'sqlite'): Vault {
-    const meta = createMeta(file, backend);
+  static create(name: string, file: string, surface: Surface = 'cli', backend: BackendKind = 'sqlite', server: ServerOptions = {}): Vault {
+    const meta = createMeta(file, backend, server);
     const v = new Vault(name, file, meta, undefined, surface);
-    v.inodes.initialize();
+    try {
+      v.inodes.initialize();
+    } catch (e) {
+      // A vault on a server was made there already: take it back, so the name is free again.
+      try {
+        (meta as Partial<{ removeFromServer(fn: () => void): void }>).removeFromServer?.(() => {});
+      } finally {
+        meta.close();
+      }
+      throw e;
+    }
     return v;
+  }
+
+  /** Registers a vault that exists on its server already (another home made it): nothing is initialised. */
+  static attach(name: string, file: string, backend: BackendKind, server: ServerOptions): Vault {
+    return new Vault(name, file, createMeta(file, backend, { ...server, attach: true }), undefined, 'cli');
   }
 
   get readonly(): boolean {

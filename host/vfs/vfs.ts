@@ -5,7 +5,7 @@
  */
 import { AvfsError, err } from '../protocol/errors';
 import type { DirEntry, FileType, Stat } from '../protocol/vault';
-import { type Attr, kindOf, type Owner, S_IFDIR, S_IFIFO, S_IFLNK, S_IFMT, S_IFREG, S_IFSOCK, type SetAttr } from '../store/inodes';
+import { type Attr, type DirRef, kindOf, type Owner, S_IFDIR, S_IFIFO, S_IFLNK, S_IFMT, S_IFREG, S_IFSOCK, type SetAttr } from '../store/inodes';
 import { ROOT_INO } from '../store/schema';
 import type { Vault } from '../store/vault';
 import { checkNewName, impliedDirs, isWithin, joinPath, normalizePath, splitPath } from './paths';
@@ -29,6 +29,14 @@ export interface ParentRef {
   physicalDir: string;
   /** The path's syntax says the entry is a directory (`/new/`, `/new/.`): only a directory may be made there. */
   dirSyntax: boolean;
+  /** The parent directory's inode, type and group, when they were read on the way (undefined for the root, or not read). */
+  attr?: DirRef;
+}
+
+/** A walk that found no entry: the path of the first missing component, and its directory when that is the last one of a plain path. */
+interface Missing {
+  missing: string;
+  dir?: { ino: number; physical: string; ref: DirRef | undefined };
 }
 
 export interface WriteOptions {
@@ -96,15 +104,16 @@ export class Vfs {
   /** Resolves a path to its inode, following symlinks in every component (and the last one if `follow`). */
   resolve(path: string, follow = true): Resolved {
     const r = this.walk(path, follow);
-    if ('missing' in r) throw r.missing;
+    if ('missing' in r) throw err.notFound(r.missing);
     return r;
   }
 
   /**
    * The walk behind resolve: one joined lookup per component, carrying the attributes forward.
-   * A missing component is returned, not thrown, so lookups that expect absence stay cheap.
+   * A missing component is returned (its path; the error is made only if it is thrown), not
+   * thrown, so lookups that expect absence stay cheap.
    */
-  private walk(path: string, follow: boolean): Resolved | { missing: AvfsError } {
+  private walk(path: string, follow: boolean): Resolved | Missing {
     const dirs = impliedDirs(path);
     return dirs.length > 0 ? this.walkDirSyntax(path, follow, dirs) : this.walkParts(path, follow);
   }
@@ -113,53 +122,67 @@ export class Vfs {
    * A path whose syntax says some components are directories (`/a.txt/`, `/a/b/../c`): each of
    * those must exist and be one, and a trailing `/` follows a final symlink, as POSIX does.
    */
-  private walkDirSyntax(path: string, follow: boolean, dirs: string[]): Resolved | { missing: AvfsError } {
+  private walkDirSyntax(path: string, follow: boolean, dirs: string[]): Resolved | Missing {
     const normalized = '/' + splitPath(path).join('/');
     for (const d of dirs) {
       if (d === normalized) continue;
       const r = this.walkParts(d, true);
-      if ('missing' in r) return r;
+      if ('missing' in r) return { missing: r.missing };
       if (kindOf(r.attr.mode) !== 'directory') throw err.notDir(d);
     }
     const last = dirs.includes(normalized);
     const r = this.walkParts(normalized, follow || last);
-    if (last && !('missing' in r) && kindOf(r.attr.mode) !== 'directory') throw err.notDir(r.path);
+    if ('missing' in r) return { missing: r.missing };
+    if (last && kindOf(r.attr.mode) !== 'directory') throw err.notDir(r.path);
     return r;
   }
 
-  private walkParts(path: string, follow: boolean): Resolved | { missing: AvfsError } {
+  /**
+   * The root's attributes are read only when they are needed (the path is `/`, or `..` climbs
+   * back to it): the root is always a directory, which is all the walk needs to know of it. A
+   * directory on the way is looked up for its inode, type and group only (DirRef); the entry the
+   * walk ends at, with all its attributes.
+   */
+  private walkParts(path: string, follow: boolean): Resolved | Missing {
     const parts = splitPath(path);
     const normalized = '/' + parts.join('/');
-    let attr = this.inodes.mustGetattr(ROOT_INO);
+    let cur: DirRef | Attr | undefined; // undefined: the root, not read
     let hops = 0;
     const stack = parts;
-    const walked: Attr[] = [];
+    const walked: Array<DirRef | Attr | undefined> = [];
     const done: string[] = [];
     while (stack.length > 0) {
       const name = stack.shift()!;
       if (name === '..') {
-        attr = walked.pop() ?? this.inodes.mustGetattr(ROOT_INO);
+        cur = walked.pop();
         done.pop();
         continue;
       }
-      if (kindOf(attr.mode) !== 'directory') throw err.notDir('/' + done.join('/'));
-      const child = this.inodes.lookupAttr(attr.ino, name);
-      if (child === undefined) return { missing: err.notFound('/' + [...done, name].join('/')) };
+      if (cur !== undefined && kindOf(cur.mode) !== 'directory') throw err.notDir('/' + done.join('/'));
+      const ino = cur?.ino ?? ROOT_INO;
+      const child = stack.length > 0 ? this.inodes.lookupDir(ino, name) : this.inodes.lookupAttr(ino, name);
+      if (child === undefined) {
+        const missing = '/' + [...done, name].join('/');
+        // The last component of the path as given is missing: its directory is known, for a caller about to create it.
+        if (stack.length === 0 && hops === 0) return { missing, dir: { ino, physical: '/' + done.join('/'), ref: cur } };
+        return { missing };
+      }
       if (kindOf(child.mode) === 'symlink' && (stack.length > 0 || follow)) {
         if (++hops > MAX_SYMLINKS) throw new AvfsError('SymlinkLoop', `too many levels of symbolic links: ${path}`, { path });
         const target = this.inodes.readlink(child.ino) ?? '';
         if (target.startsWith('/')) {
-          attr = this.inodes.mustGetattr(ROOT_INO);
+          cur = undefined;
           walked.length = 0;
           done.length = 0;
         }
         stack.unshift(...target.split('/').filter((p) => p !== '' && p !== '.'));
         continue;
       }
-      walked.push(attr);
+      walked.push(cur);
       done.push(name);
-      attr = child;
+      cur = child;
     }
+    const attr = cur !== undefined && 'size' in cur ? cur : this.inodes.mustGetattr(cur?.ino ?? ROOT_INO);
     return { ino: attr.ino, attr, path: normalized, physical: '/' + done.join('/') };
   }
 
@@ -183,7 +206,7 @@ export class Vfs {
     const dir = this.resolve(dirPath, true);
     if (kindOf(dir.attr.mode) !== 'directory') throw err.notDir(dirPath);
     if (!opts.existing) checkNewName(name, full);
-    return { parent: dir.ino, name, path: full, physicalDir: dir.physical, dirSyntax: dirs.includes(full) };
+    return { parent: dir.ino, name, path: full, physicalDir: dir.physical, dirSyntax: dirs.includes(full), attr: dir.attr };
   }
 
   /** parentOf for a new entry that is not a directory: refused where the path's syntax says directory. */
@@ -191,6 +214,14 @@ export class Vfs {
     const p = this.parentOf(path);
     if (p.dirSyntax) throw new AvfsError('NotADirectory', `not a directory: ${path} ends like a directory, but would name a file`, { path: p.path });
     return p;
+  }
+
+  /** A parent for a new entry at `path` from a walk that found it missing, when the walk knows it (a plain path, no symlink on the way). */
+  private parentFromWalk(path: string, m: Missing): ParentRef | undefined {
+    if (m.dir === undefined) return undefined;
+    const name = m.missing.slice(m.missing.lastIndexOf('/') + 1);
+    checkNewName(name, m.missing);
+    return { parent: m.dir.ino, name, path: m.missing, physicalDir: m.dir.physical, dirSyntax: false, attr: m.dir.ref };
   }
 
   tryResolve(path: string, follow = true): Resolved | undefined {
@@ -264,17 +295,25 @@ export class Vfs {
    */
   writeFile(path: string, data: Uint8Array | Iterable<Uint8Array>, opts: WriteOptions = {}): Attr {
     return this.mutate(path, () => {
-      const existing = this.tryResolve(path, true);
-      if (existing) {
-        if (opts.exclusive) throw err.exists(existing.path);
-        this.mustBeFile(existing);
-        const attr = this.putContent(existing.ino, existing.attr, data, !!opts.append, existing.path);
-        this.vault.journal.append(opts.append ? 'append' : 'write', existing.path, { size: attr.size });
+      const found = this.walk(path, true);
+      if (!('missing' in found)) {
+        if (opts.exclusive) throw err.exists(found.path);
+        this.mustBeFile(found);
+        const attr = this.putContent(found.ino, found.attr, data, !!opts.append, found.path);
+        this.vault.journal.append(opts.append ? 'append' : 'write', found.path, { size: attr.size });
         return attr;
       }
-      const p = this.parentForNonDir(path);
+      const mode = S_IFREG | ((opts.mode ?? 0o644) & 0o7777);
+      // The walk saw the name free in its directory (no entry, not even a dangling symlink), in this transaction.
+      const known = this.parentFromWalk(path, found);
+      if (known && data instanceof Uint8Array) {
+        const attr = this.inodes.createFile(known.parent, known.name, { mode, pathForErrors: known.path, parentAttr: known.attr }, data);
+        this.vault.journal.append('create', known.path, { size: attr.size });
+        return attr;
+      }
+      const p = known ?? this.parentForNonDir(path);
       // A dangling symlink as the last component: POSIX open(O_CREAT) creates its target.
-      const dangling = this.inodes.lookup(p.parent, p.name);
+      const dangling = known ? undefined : this.inodes.lookup(p.parent, p.name);
       if (dangling !== undefined) {
         const target = this.inodes.readlink(dangling);
         if (target === undefined) throw err.exists(p.path);
@@ -282,10 +321,7 @@ export class Vfs {
         const abs = target.startsWith('/') ? target : joinPath(p.physicalDir, target);
         return this.writeFile(abs, data, opts);
       }
-      const created = this.inodes.create(p.parent, p.name, {
-        mode: S_IFREG | ((opts.mode ?? 0o644) & 0o7777),
-        pathForErrors: p.path,
-      });
+      const created = this.inodes.create(p.parent, p.name, { mode, pathForErrors: p.path, parentAttr: p.attr });
       const attr = this.putContent(created.ino, created, data, false, p.path);
       this.vault.journal.append('create', p.path, { size: attr.size });
       return attr;

@@ -43,7 +43,7 @@ describe('an agent\'s vault made from its project (MCP and the Claude Code hook)
       const c = r.structuredContent as unknown as Changes;
       assert.equal(c.base.source, fs.realpathSync(proj));
       assert.deepEqual(c.changes.map((x) => `${x.action} ${x.path} ${x.status}`), ['modify src/app.py apply', 'modify src/util.py conflict']);
-      assert.deepEqual(c.conflicts, [{ path: 'src/util.py', reason: 'changed in the project' }]);
+      assert.deepEqual(c.conflicts, [{ path: 'src/util.py', kind: 'content', reason: 'changed in the project' }]);
       assert.match(c.patch ?? '', /\+print\("agent"\)/);
       assert.match(textOf(r), /^! modify src\/util\.py \(changed in the project\)$/m);
       assert.equal(fs.readFileSync(join(proj, 'src', 'app.py'), 'utf8'), 'print("hello")\n', 'project_changes writes nothing');

@@ -27,7 +27,7 @@ function snapshot(root: string): Record<string, string> {
       else if (st.isDirectory()) {
         out[r] = `dir ${bits}`;
         walk(r);
-      } else out[r] = `file ${bits} ${fs.readFileSync(join(root, r)).toString('base64')}`;
+      } else out[r] = `file ${bits} ${Math.floor(st.mtimeMs)} ${fs.readFileSync(join(root, r)).toString('base64')}`;
     }
   };
   walk('');
@@ -202,12 +202,12 @@ describe('avfs vault create --from, apply, vault sync', () => {
     assert.equal(r.json.error, 'Conflict');
     assert.equal(r.code, ERROR_TABLE.Conflict.exit);
     assert.deepEqual(
-      (r.json.conflicts as Array<{ path: string; reason: string }>).map((c) => [c.path, c.reason]),
+      (r.json.conflicts as Array<{ path: string; kind: string; reason: string }>).map((c) => [c.path, c.kind, c.reason]),
       [
-        ['fresh.txt', 'added in the project too'],
-        ['main.py', 'changed in the project'],
-        ['src/app.py', 'changed in the project'],
-        ['src/util.py', 'deleted in the project'],
+        ['fresh.txt', 'added', 'added in the project too'],
+        ['main.py', 'deleted', 'changed in the project'],
+        ['src/app.py', 'content', 'changed in the project'],
+        ['src/util.py', 'deleted', 'deleted in the project'],
       ],
     );
     assert.deepEqual(snapshot(proj), before, 'nothing at all was written (clean.txt neither)');
@@ -215,6 +215,63 @@ describe('avfs vault create --from, apply, vault sync', () => {
     fs.writeFileSync(join(proj, 'src', 'app.py'), 'print("agent")\n');
     const dry = (await cli(['apply', '--dry-run'])).json;
     assert.equal((dry.changes as Array<{ path: string; status: string }>).find((c) => c.path === 'src/app.py')!.status, 'same');
+  });
+
+  test('symlink, mode, rename and content conflicts are typed; --keep vault|project settles each, then the rest applies', async () => {
+    const { proj, home, cli, avfs } = await setup();
+    // A symlink both sides repointed, an executable both re-moded, a file the vault renamed and the project edited, a file both edited.
+    await avfs('rm', '/main.py');
+    await avfs('ln', '-s', 'src/util.py', '/main.py');
+    await avfs('chmod', '700', '/run.sh');
+    await avfs('mv', '/src/util.py', '/src/helpers.py');
+    await avfs('write', '/src/app.py', 'print("agent")\n');
+    await avfs('write', '/clean.txt', 'no conflict\n');
+    fs.rmSync(join(proj, 'main.py'));
+    fs.symlinkSync('README.md', join(proj, 'main.py'));
+    fs.chmodSync(join(proj, 'run.sh'), 0o750);
+    fs.writeFileSync(join(proj, 'src', 'util.py'), 'def f():\n    return 2  # the developer\n');
+    fs.writeFileSync(join(proj, 'src', 'app.py'), 'print("developer")\n');
+    const before = snapshot(proj);
+    const r = await cli(['apply']);
+    assert.equal(r.json.error, 'Conflict');
+    assert.deepEqual(
+      (r.json.conflicts as Array<{ path: string; kind: string }>).map((c) => [c.path, c.kind]),
+      [
+        ['main.py', 'symlink'],
+        ['run.sh', 'mode'],
+        ['src/app.py', 'content'],
+        ['src/util.py', 'rename'],
+      ],
+    );
+    assert.deepEqual(snapshot(proj), before, 'nothing was written');
+    const plan = await cli(['apply', '--dry-run']);
+    const rename = (plan.json.changes as Array<{ path: string; from?: string; action: string; status: string; conflict?: string }>).find((c) => c.action === 'rename')!;
+    assert.deepEqual([rename.from, rename.path, rename.status, rename.conflict], ['src/util.py', 'src/helpers.py', 'conflict', 'rename']);
+    assert.match((await runCli(['apply', '--dry-run'], { home })).stdout, /!M main\.py {2}\[conflict \(symlink\): changed in the project\]/);
+
+    // The vault's symlink wins: written into the project, alone.
+    let k = await cli(['apply', '--keep', 'vault', 'main.py']);
+    assert.equal(k.code, 0, JSON.stringify(k.json));
+    assert.equal(fs.readlinkSync(join(proj, 'main.py')), 'src/util.py');
+    assert.equal(fs.statSync(join(proj, 'run.sh')).mode & 0o777, 0o750, 'the other conflicts are not touched');
+    // The project's mode and the project's side of the rename (its edited util.py, no helpers.py) go into the vault.
+    k = await cli(['apply', '--keep', 'project', 'run.sh', 'src/helpers.py']);
+    assert.equal(k.code, 0, JSON.stringify(k.json));
+    assert.equal((await cli(['stat', '/run.sh'])).json.mode, '0750');
+    assert.equal(await avfs('cat', '/src/util.py'), 'def f():\n    return 2  # the developer\n');
+    assert.equal((await cli(['stat', '/src/helpers.py'])).json.error, 'NotFound', 'the vault\'s rename is undone');
+    assert.equal(fs.existsSync(join(proj, 'src', 'helpers.py')), false);
+    assert.equal(fs.readFileSync(join(proj, 'src', 'util.py'), 'utf8'), 'def f():\n    return 2  # the developer\n');
+    // What is left conflicting blocks a plain apply still; --keep vault with no paths settles every one.
+    const left = await cli(['apply']);
+    assert.deepEqual((left.json.conflicts as Array<{ path: string }>).map((c) => c.path), ['src/app.py']);
+    k = await cli(['apply', '--keep', 'vault']);
+    assert.equal(k.code, 0, JSON.stringify(k.json));
+    assert.equal(fs.readFileSync(join(proj, 'src', 'app.py'), 'utf8'), 'print("agent")\n');
+    assert.equal(fs.readFileSync(join(proj, 'clean.txt'), 'utf8'), 'no conflict\n');
+    assert.deepEqual((await cli(['apply', '--dry-run'])).json.changes, [], 'both sides agree: the base moved');
+    const bad = await cli(['apply', '--keep', 'vault', '--dry-run']);
+    assert.equal(bad.json.error, 'InvalidInput');
   });
 
   test('--git-branch commits onto a new branch from the base commit; HEAD, index and working tree untouched', async () => {
@@ -326,7 +383,7 @@ describe('avfs vault create --from, apply, vault sync', () => {
     const c = await cli(['vault', 'sync']);
     assert.equal(c.json.error, 'Conflict');
     assert.equal(c.code, ERROR_TABLE.Conflict.exit);
-    assert.deepEqual(c.json.conflicts, [{ path: 'src/util.py', reason: 'changed in the vault' }]);
+    assert.deepEqual(c.json.conflicts, [{ path: 'src/util.py', kind: 'content', reason: 'changed in the vault' }]);
     assert.equal((await cli(['stat', '/other.txt'])).json.error, 'NotFound', 'nothing was synced');
   });
 
@@ -339,6 +396,9 @@ describe('avfs vault create --from, apply, vault sync', () => {
       await avfs('mv', '/run.sh', '/run2.sh');
       await avfs('write', '-p', '/a/b/c.txt', 'deep\n');
       await avfs('chmod', '600', '/.gitignore');
+      // Times well away from a millisecond's edge: a file rewritten in place gets its mtime back to
+      // the microsecond (what Node's utimes carries), and the snapshot shows it to the millisecond.
+      for (const f of ['src/app.py', '.gitignore', 'README.md']) fs.utimesSync(join(proj, f), 1_600_000_000.123456, 1_600_000_000.123456);
       const before = snapshot(proj);
       const planned = await cli(['apply', '--dry-run']);
       const child = spawn(process.execPath, [CLI, 'apply'], { env: { ...process.env, AVFS_HOME: home, AVFS_TEST_APPLY_HOLD: String(hold) }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -365,6 +425,47 @@ describe('avfs vault create --from, apply, vault sync', () => {
       assert.equal(fs.existsSync(join(proj, 'src', 'util.py')), false);
     });
   }
+
+  test('a write refused half-way through an apply rolls back what it had rewritten in place: bytes, bits and mtime', async (tc) => {
+    const { proj, cli, avfs } = await setup();
+    await avfs('write', '/src/app.py', 'print("agent")\n');
+    await avfs('chmod', '700', '/src/app.py');
+    await avfs('write', '/src/util.py', 'agent\n');
+    await avfs('write', '/zz.txt', 'new\n');
+    for (const f of ['src/app.py', 'src/util.py']) fs.utimesSync(join(proj, f), 1_600_000_000.123456, 1_600_000_000.123456);
+    // An immutable file: even root's write to it fails (EPERM), after app.py was rewritten.
+    const locked = join(proj, 'src', 'util.py');
+    try {
+      execFileSync('chattr', ['+i', locked], { stdio: 'pipe' });
+    } catch (e) {
+      tc.skip(`chattr +i is not possible here: ${(e as Error).message}`);
+      return;
+    }
+    tc.after(() => execFileSync('chattr', ['-i', locked]));
+    const before = snapshot(proj);
+    const ino = fs.statSync(join(proj, 'src', 'app.py')).ino;
+    const r = await cli(['apply']);
+    assert.equal(r.json.error, 'PermissionDenied', JSON.stringify(r.json));
+    assert.equal(r.code, ERROR_TABLE.PermissionDenied.exit);
+    assert.deepEqual(snapshot(proj), before, 'app.py has its old bytes, bits and mtime; zz.txt is gone');
+    assert.equal(fs.statSync(join(proj, 'src', 'app.py')).ino, ino, 'the same file, rewritten in place');
+    assert.deepEqual(fs.readdirSync(proj).filter((x) => x.startsWith('.avfs-apply-')), [], 'no staging folder left');
+    execFileSync('chattr', ['-i', locked]);
+    const again = await cli(['apply']);
+    assert.equal(again.code, 0, JSON.stringify(again.json));
+    assert.equal(fs.readFileSync(join(proj, 'src', 'util.py'), 'utf8'), 'agent\n');
+    assert.equal(fs.statSync(join(proj, 'src', 'app.py')).mode & 0o777, 0o700);
+  });
+
+  test('a project file with a second name elsewhere is replaced, not rewritten: the other name keeps its bytes', async () => {
+    const { proj, cli, avfs } = await setup();
+    fs.linkSync(join(proj, 'src', 'app.py'), join(proj, '..', 'app-elsewhere.py'));
+    await avfs('write', '/src/app.py', 'print("agent")\n');
+    const r = await cli(['apply']);
+    assert.equal(r.code, 0, JSON.stringify(r.json));
+    assert.equal(fs.readFileSync(join(proj, 'src', 'app.py'), 'utf8'), 'print("agent")\n');
+    assert.equal(fs.readFileSync(join(proj, '..', 'app-elsewhere.py'), 'utf8'), 'print("hello")\n');
+  });
 
   test('paths that would leave the project are refused, with nothing written', async () => {
     const { proj, cli, avfs } = await setup();

@@ -84,8 +84,8 @@ describe('apply through a running host, on its socket', () => {
       assert.ok(e instanceof AvfsError, String(e));
       assert.equal(e.kind, 'Conflict');
       assert.deepEqual(e.details.conflicts, [
-        { path: 'lib/n.txt', reason: 'changed in the project' },
-        { path: 'src/util.py', reason: 'changed in the project' },
+        { path: 'lib/n.txt', kind: 'content', reason: 'changed in the project' },
+        { path: 'src/util.py', kind: 'content', reason: 'changed in the project' },
       ]);
       return true;
     });

@@ -13,6 +13,7 @@ import { ErrorJson } from '../../host/protocol/errors';
 import { METHODS, type MethodName } from '../../host/protocol/methods';
 import { fuseMissing, sh } from '../fuse/helpers';
 import { runJson, tempDir } from '../helpers';
+import { startCluster } from '../../scripts/pgcluster.mjs';
 
 /** Fails unless `value` is exactly a value of `schema`: valid, and with no field the schema does not name. */
 function assertExactly(schema: z.ZodType, value: unknown, what: string): void {
@@ -69,6 +70,20 @@ describe('CLI --json output is the operation\'s result', () => {
     await check(['vault', 'upgrade', 'c'], 'vault/upgrade');
     await check(['vault', 'convert', 'v2', '--backend', process.env.AVFS_TEST_BACKEND === 'lmdb' ? 'sqlite' : 'lmdb'], 'vault/convert');
     await check(['vault', 'delete', 'f1', '--yes'], 'vault/delete');
+  });
+
+  test('vault commands of a vault on a server', async () => {
+    const cluster = startCluster();
+    try {
+      delete process.env.AVFS_PG_NAMESPACE; // the two homes name one vault on the server
+      const other = join(t.dir, 'other-home');
+      const made = await runJson(['vault', 'create', 'pg', '--backend', 'postgres', '--url', cluster.url], { home: other });
+      assertExactly(METHODS['vault/create'].result, made.json, 'vault create --backend postgres');
+      await check(['vault', 'attach', 'pg', '--backend', 'postgres', '--url', cluster.url, '--no-use'], 'vault/attach');
+      await check(['vault', 'delete', 'pg', '--yes'], 'vault/delete');
+    } finally {
+      cluster.destroy();
+    }
   });
 
   test('file commands', async () => {

@@ -11,6 +11,7 @@ import { ERROR_TABLE } from '../../host/protocol/errors';
 import { AvfsHome } from '../../host/store/home';
 import { sh } from '../fuse/helpers';
 import { CLI, runCli, runJson, tempDir } from '../helpers';
+import { backendOfFile } from '../../host/store/engine';
 
 interface Cp {
   name: string;
@@ -74,7 +75,8 @@ describe('checkpoint retention', () => {
     assert.equal(gc.json.bytes_freed, 3 * 262144);
     const afterStats = (await h.json(['stats'])).json;
     assert.ok((afterStats.content_chunks as number) < (before.content_chunks as number), `chunks ${before.content_chunks} → ${afterStats.content_chunks}`);
-    assert.ok(statSync(file).size < sizeBefore, 'the vault file shrinks');
+    // (A vault on PostgreSQL has no file of its own here: its link file stays the same size.)
+    if (backendOfFile(file) !== 'postgres') assert.ok(statSync(file).size < sizeBefore, 'the vault file shrinks');
     assert.equal((await h.cli(['cat', '/keep.txt'])).stdout, 'named\n');
     assert.equal((await h.json(['checkpoint', 'restore', 'green'])).code, 0, 'the named checkpoint restores');
   });

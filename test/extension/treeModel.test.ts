@@ -23,11 +23,12 @@ const summary = (name: string, parent: string | null = null): Extract<VaultSumma
   size_on_disk: 65536,
   files: 3,
   backend: 'sqlite',
+  location: `/home/u/.avfs/vaults/${name}.avfs`,
   parent,
 });
 
 test('forks are nested under their parent, at any depth; a fork whose parent is gone stays visible at the top', () => {
-  const damaged: VaultSummary = { name: 'damaged', status: 'unreadable', reason: 'file is not a database', current: false, size_on_disk: 10, backend: 'sqlite' };
+  const damaged: VaultSummary = { name: 'damaged', status: 'unreadable', reason: 'file is not a database', current: false, size_on_disk: 10, backend: 'sqlite', location: '/home/u/.avfs/vaults/damaged.avfs' };
   const forest = vaultForest([summary('web'), summary('app'), summary('app-fix', 'app'), summary('app-fix-2', 'app-fix'), summary('app-alt', 'app'), summary('lost', 'deleted'), damaged]);
   assert.deepEqual(forest.roots.map((v) => v.name), ['app', 'damaged', 'lost', 'web']);
   assert.deepEqual(forest.forksOf('app').map((v) => v.name), ['app-alt', 'app-fix']);

@@ -198,8 +198,10 @@ describe('forks', () => {
     assert.deepEqual(grand.readFile('/big.bin'), big);
     assert.deepEqual(fork.readFile('/big.bin'), big);
     // Without asking the descendants, gc would have freed them: the test above is not vacuous.
+    // (PostgreSQL also keeps what the server's forks of it reference, whichever home made them.)
     const dry = collectGarbage(main.vault.store, { dryRun: true });
-    assert.ok(dry.bytes_freed >= big.length);
+    if (main.vault.backend === 'postgres') assert.equal(dry.bytes_freed, 0);
+    else assert.ok(dry.bytes_freed >= big.length);
 
     // Flatten main into its fork, delete main: the forks still read everything.
     const { flattenInto } = await import('../../host/store/forks');

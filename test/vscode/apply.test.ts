@@ -61,7 +61,7 @@ describe('Apply to Workspace', () => {
     await running;
     assert.match(asked.message, /^1 file changed both in .* since the vault's base: nothing can be applied until they agree\.$/);
     assert.deepEqual(asked.buttons, ['Resolve File by File…'], 'no Apply is offered');
-    assert.match(asked.detail ?? '', /app\.py \(modified\) — CONFLICT: changed in the project/);
+    assert.match(asked.detail ?? '', /app\.py \(modified\) — CONFLICT \(content\): changed in the project/);
     assert.equal(activeLabel(), `Apply ${vault} → ${path.basename(dir)} — 1 conflict (2 files)`);
     // In the diff the conflicting file is the project's against both sides between conflict markers; the other is the vault's.
     const conflictDoc = () => vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'avfs-conflict' && d.uri.authority === vault);
@@ -86,10 +86,10 @@ describe('Apply to Workspace', () => {
     assert.match((await first).message, /^2 files changed both/);
     const onApp = answerNextModal("Keep the Vault's");
     const app = await onApp;
-    assert.match(app.message, /^Conflict in app\.py: changed in the project\./);
+    assert.match(app.message, /^Conflict in app\.py \(content: its content differs on the two sides\): changed in the project\./);
     assert.deepEqual(app.buttons, ["Keep the Vault's", "Keep the Project's", 'Open Merge']);
     const onNotes = answerNextModal("Keep the Project's");
-    assert.match((await onNotes).message, /^Conflict in notes\.txt: changed in the project\./);
+    assert.match((await onNotes).message, /^Conflict in notes\.txt \(content: /);
     // Both resolved: the plan is made again, and now Apply is offered, for what is left to write.
     const last = answerNextModal('Apply');
     const apply = await last;
@@ -101,6 +101,88 @@ describe('Apply to Workspace', () => {
     assert.equal(fs.readFileSync(path.join(dir, 'added.py'), 'utf8'), 'x = 1\n');
     const inVault = await avfsJson<{ content: string }>('--vault', vault, 'cat', '/notes.txt');
     assert.equal(inVault.content, 'notes, mine\n', 'the vault took the project\'s notes.txt');
+  });
+
+  it('Open Merge opens the merge editor with the three sides; the merge saved into the vault is then applied', async function () {
+    requireUi(this);
+    const { api, vault, dir } = await projectVault('merge');
+    fs.writeFileSync(path.join(dir, 'app.py'), 'print("the developer edited it too")\n');
+    const first = answerNextModal('Resolve File by File…');
+    const running = vscode.commands.executeCommand('avfs.applyToWorkspace', api.tree.node({ kind: 'vault', vault }));
+    await first;
+    const onApp = answerNextModal('Open Merge');
+    assert.deepEqual((await onApp).buttons, ["Keep the Vault's", "Keep the Project's", 'Open Merge']);
+    await running;
+    // The tab's input is VS Code's merge input (a proposed API to extensions: seen here by its label and its documents).
+    const mergeTab = () => vscode.window.tabGroups.all.flatMap((g) => g.tabs).find((t) => t.label === 'Merging: app.py');
+    await until("VS Code's merge editor", () => mergeTab()?.isActive === true);
+    const project = fs.realpathSync(dir);
+    const shown = () => vscode.window.visibleTextEditors.map((e) => e.document.uri.toString());
+    await until('its sides shown', () => shown().includes(vscode.Uri.file(path.join(project, 'app.py')).toString()) && shown().some((u) => u.startsWith(`avfs://${vault}/app.py`)));
+    // The base: the vault's base checkpoint, holding the file as both sides started from it.
+    const base = vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'avfs-checkpoint' && d.uri.authority === vault && d.uri.path === '/app.py');
+    assert.ok(base, `the base checkpoint's app.py is open (${vscode.workspace.textDocuments.map((d) => d.uri.toString()).join(', ')})`);
+    assert.equal(base.getText(), 'print("from the project")\n');
+    // Resolved as a person would: the merged text typed into the result pane, then Complete Merge.
+    const merged = 'print("the developer edited it too")\nprint("from the agent")\n';
+    const result = vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'avfs' && d.uri.authority === vault && d.uri.path === '/app.py');
+    assert.ok(result, "the vault's app.py is the merge's result");
+    const edit = new vscode.WorkspaceEdit();
+    edit.replace(result.uri, new vscode.Range(0, 0, result.lineCount, 0), merged);
+    assert.ok(await vscode.workspace.applyEdit(edit));
+    // Complete Merge (the merge editor's own command, on the merge editor in focus).
+    await vscode.commands.executeCommand('workbench.action.focusActiveEditorGroup');
+    void vscode.commands.executeCommand('mergeEditor.acceptMerge');
+    const inVault = async () => (await avfsJson<{ content: string }>('--vault', vault, 'cat', '/app.py')).content;
+    // The conflict was not marked handled in the merge editor: VS Code asks before completing.
+    await until('the merge saved into the vault, or VS Code asking first', async () => (await inVault()) === merged || (await ui('texts', { role: 'button', name: 'Complete with Conflicts' })).length > 0);
+    if ((await inVault()) !== merged) await ui('click', { role: 'button', name: 'Complete with Conflicts' });
+    await until('the merge saved into the vault', async () => (await inVault()) === merged);
+    await until('the merge editor closed', () => mergeTab() === undefined);
+    // Applying again: the vault's merged file is kept, then the rest applies.
+    const again = answerNextModal('Resolve File by File…');
+    const second = vscode.commands.executeCommand('avfs.applyToWorkspace', api.tree.node({ kind: 'vault', vault }));
+    await again;
+    const keep = answerNextModal("Keep the Vault's");
+    await keep;
+    const last = answerNextModal('Apply');
+    assert.equal((await last).message, `Apply 1 change of vault ${vault} to ${project}?`);
+    await second;
+    assert.equal(fs.readFileSync(path.join(dir, 'app.py'), 'utf8'), merged);
+    assert.equal(fs.readFileSync(path.join(dir, 'added.py'), 'utf8'), 'x = 1\n');
+  });
+
+  it("settles symlink and mode conflicts file by file (no merge for those), the vault's symlink and the project's mode", async () => {
+    const { api, vault, dir } = await projectVault('kinds');
+    fs.symlinkSync('notes.txt', path.join(dir, 'link'));
+    fs.writeFileSync(path.join(dir, 'run.sh'), 'echo run\n', { mode: 0o755 });
+    await avfsJson('--vault', vault, 'vault', 'sync');
+    await avfsJson('--vault', vault, 'rm', '/link');
+    await avfsJson('--vault', vault, 'ln', '-s', 'app.py', '/link');
+    await avfsJson('--vault', vault, 'chmod', '700', '/run.sh');
+    fs.rmSync(path.join(dir, 'link'));
+    fs.symlinkSync('added.py', path.join(dir, 'link'));
+    fs.chmodSync(path.join(dir, 'run.sh'), 0o750);
+    const first = answerNextModal('Resolve File by File…');
+    const running = vscode.commands.executeCommand('avfs.applyToWorkspace', api.tree.node({ kind: 'vault', vault }));
+    const asked = await first;
+    assert.match(asked.detail ?? '', /link \(modified\) — CONFLICT \(symlink\)/);
+    assert.match(asked.detail ?? '', /run\.sh \(modified, mode 0700\) — CONFLICT \(mode\)/);
+    const onLink = answerNextModal("Keep the Vault's");
+    const link = await onLink;
+    assert.match(link.message, /^Conflict in link \(symlink: /);
+    assert.deepEqual(link.buttons, ["Keep the Vault's", "Keep the Project's"], 'no merge for a symlink');
+    const onMode = answerNextModal("Keep the Project's");
+    const mode = await onMode;
+    assert.match(mode.message, /^Conflict in run\.sh \(mode: the same bytes with other permission bits\)/);
+    assert.deepEqual(mode.buttons, ["Keep the Vault's", "Keep the Project's"]);
+    const last = answerNextModal('Apply');
+    assert.match((await last).message, /^Apply 2 changes of vault /);
+    await running;
+    assert.equal(fs.readlinkSync(path.join(dir, 'link')), 'app.py', "the vault's symlink");
+    assert.equal(fs.statSync(path.join(dir, 'run.sh')).mode & 0o777, 0o750, "the project's mode");
+    assert.equal((await avfsJson<{ mode: string }>('--vault', vault, 'stat', '/run.sh')).mode, '0750', 'the vault took it');
+    assert.equal(fs.readFileSync(path.join(dir, 'app.py'), 'utf8'), 'print("from the agent")\n');
   });
 
   it('Compare with Fork opens two forks in the multi-file diff editor', async function () {

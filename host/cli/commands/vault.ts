@@ -15,12 +15,24 @@ export function register(program: Command, act: Act): void {
   example(
     quotaOptions(vault.command('create <name>').description('create a vault and make it the current one'))
       .option('--no-use', 'do not make the new vault the current one')
-      .option('-b, --backend <name>', 'storage backend: sqlite or lmdb (default sqlite, or $AVFS_BACKEND)')
+      .option('-b, --backend <name>', 'storage backend: sqlite, lmdb or postgres (default sqlite, or $AVFS_BACKEND)')
+      .option('--url <url>', 'postgres: the server, postgresql://user@host[:port]/database (default $AVFS_PG_URL; a password is better in PGPASSWORD or ~/.pgpass)')
       .option('--from <dir>', 'fill it from a project folder and remember that base (for avfs apply and vault sync); .git and .gitignore\'d paths are left out')
       .option('--exclude <pattern>', 'with --from: also leave out paths matching this gitignore-style pattern (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
       .action(act('vault.create')),
     'avfs vault create demo --max-size-mb 512',
     'avfs vault create task-42 --from . --exclude dist',
+    'avfs vault create shared --backend postgres --url postgresql://avfs@db.internal/avfs',
+  );
+  example(
+    vault
+      .command('attach <name>')
+      .description('use from this home a vault that lives on a server (made from another home or machine)')
+      .requiredOption('-b, --backend <name>', 'where it lives: postgres')
+      .requiredOption('--url <url>', 'the server, postgresql://user@host[:port]/database (a password is better in PGPASSWORD or ~/.pgpass)')
+      .option('--no-use', 'do not make it the current vault')
+      .action(act('vault.attach')),
+    'avfs vault attach shared --backend postgres --url postgresql://avfs@db.internal/avfs',
   );
   example(vault.command('list').description('list vaults (forks under their parent)').action(act('vault.list')), 'avfs vault list --json');
   example(vault.command('info [name]').description('show a vault: sizes, quotas, parent, forks, checkpoints').action(act('vault.info')), 'avfs vault info demo');

@@ -10,7 +10,7 @@ function renderPlan(r: ApplyResult, done: string): string {
   const lines = r.changes.map((c) => {
     const mode = c.mode_before !== undefined ? ` (mode ${c.mode_before} -> ${c.mode_after})` : '';
     const name = c.from !== undefined ? `${c.from} -> ${c.path}` : c.path;
-    return `${MARK[c.status]}${ACTION[c.action]} ${name}${mode}${c.reason ? `  [conflict: ${c.reason}]` : ''}`;
+    return `${MARK[c.status]}${ACTION[c.action]} ${name}${mode}${c.reason ? `  [conflict${c.conflict ? ` (${c.conflict})` : ''}: ${c.reason}]` : ''}`;
   });
   const t = r.totals;
   const summary = `${t.added} added, ${t.modified} modified, ${t.deleted} deleted, ${t.renamed} renamed, ${t.mode_changed} mode changes, ${t.conflicts} conflicts`;
@@ -24,7 +24,7 @@ export const projectHandlers = {
   'project.apply': async (
     ctx: CliContext,
     paths: string[],
-    opts: { to?: string; dryRun?: boolean; patch?: boolean; gitBranch?: string; message?: string; patchOut?: string },
+    opts: { to?: string; dryRun?: boolean; patch?: boolean; gitBranch?: string; message?: string; patchOut?: string; keep?: 'vault' | 'project' },
     cmd: Command,
   ) => {
     const r = await ctx.call('project/apply', {
@@ -36,6 +36,7 @@ export const projectHandlers = {
       ...(opts.gitBranch !== undefined ? { git_branch: opts.gitBranch } : {}),
       ...(opts.message !== undefined ? { message: opts.message } : {}),
       ...(opts.patchOut !== undefined ? { patch_out: opts.patchOut } : {}),
+      ...(opts.keep !== undefined ? { keep: opts.keep } : {}),
       ...(paths.length > 0 ? { paths } : {}),
     });
     const done = r.git_branch

@@ -25,7 +25,8 @@ function damageRows(d: VaultDamage): string[][] {
 
 function renderList(vaults: VaultSummary[]): string {
   if (vaults.length === 0) return "no vaults yet: run 'avfs vault create <name>'";
-  const rows: string[][] = [['', 'NAME', 'SIZE', 'FILES', 'ON DISK', 'BACKEND']];
+  const rows: string[][] = [['', 'NAME', 'SIZE', 'FILES', 'ON DISK', 'BACKEND', 'WHERE']];
+  const where = (v: VaultSummary) => (v.backend === 'postgres' ? v.location : 'this home');
   const byParent = new Map<string | null, VaultSummary[]>();
   const parentOf = (v: VaultSummary) => (v.status === 'ok' ? v.parent : null);
   for (const v of vaults) {
@@ -36,8 +37,8 @@ function renderList(vaults: VaultSummary[]): string {
   const walk = (parent: string | null, depth: number): void => {
     for (const v of byParent.get(parent) ?? []) {
       const name = '  '.repeat(depth) + (depth ? '└ ' : '') + v.name;
-      if (v.status === 'ok') rows.push([v.current ? '*' : '', name, humanBytes(v.size), String(v.files), humanBytes(v.size_on_disk), v.backend]);
-      else rows.push([v.current ? '*' : '', name, 'unreadable', '-', humanBytes(v.size_on_disk), v.backend, v.reason]);
+      if (v.status === 'ok') rows.push([v.current ? '*' : '', name, humanBytes(v.size), String(v.files), humanBytes(v.size_on_disk), v.backend, where(v)]);
+      else rows.push([v.current ? '*' : '', name, 'unreadable', '-', humanBytes(v.size_on_disk), v.backend, where(v), v.reason]);
       walk(v.name, depth + 1);
     }
   };
@@ -68,8 +69,15 @@ export const vaultHandlers = {
       return;
     }
     if (opts.exclude !== undefined) throw new AvfsError('InvalidInput', '--exclude goes with --from');
-    const r = await ctx.call('vault/create', { name, quotas: readQuotaOptions(opts), use: opts.use, backend });
-    ctx.print(cmd, r, () => `created vault ${name}${r.current ? ' (now current)' : ''}`);
+    const r = await ctx.call('vault/create', { name, quotas: readQuotaOptions(opts), use: opts.use, backend, ...(opts.url !== undefined ? { url: opts.url } : {}) });
+    ctx.print(cmd, r, () => `created vault ${name}${r.backend === 'postgres' ? ` on ${r.location}` : ''}${r.current ? ' (now current)' : ''}`);
+  },
+
+  'vault.attach': async (ctx: CliContext, name: string, opts: { backend: string; url: string; use: boolean }, cmd: Command) => {
+    const backend = checkBackend(opts.backend);
+    if (backend !== 'postgres') throw new AvfsError('InvalidInput', `only a vault on a server can be attached (--backend postgres), not ${backend}`, { backend });
+    const r = await ctx.call('vault/attach', { name, backend, url: opts.url, use: opts.use });
+    ctx.print(cmd, r, () => `attached vault ${name} on ${r.location}${r.current ? ' (now current)' : ''}`);
   },
 
   'vault.list': async (ctx: CliContext, _opts: unknown, cmd: Command) => {
@@ -85,6 +93,7 @@ export const vaultHandlers = {
         ['name', info.name + (info.current ? ' (current)' : '')],
         ['path', info.path],
         ['backend', info.backend],
+        ['location', info.location],
         ['created', info.created_at ?? '-'],
         ['size', `${humanBytes(info.size)} in ${info.files} entries`],
         ['on disk', humanBytes(info.size_on_disk)],

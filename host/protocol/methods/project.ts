@@ -1,6 +1,6 @@
 /** Vaults made from a project folder, and the way back (the contract: ../methods.ts; shapes: ../project.ts). */
 import { z } from 'zod';
-import { ApplyResult, ProjectBase } from '../project';
+import { ApplyResult, KeepSide, ProjectBase } from '../project';
 import { FileType } from '../vault';
 import { Backend } from '../vault';
 import { HostPath, QuotaValues, VaultRef, define } from './define';
@@ -41,6 +41,7 @@ export const PROJECT_METHODS = {
       message: z.string().optional().describe('the commit message with git_branch'),
       patch_out: z.string().min(1).optional().describe('write a git-apply-able patch to this host file instead'),
       paths: z.array(z.string().min(1)).optional().describe('apply only these paths (and what is under them): one change, from the editor'),
+      keep: KeepSide.optional().describe('settle the conflicts among the paths (every one without paths) by taking this side, then apply'),
     }),
     ApplyResult,
     "bring the vault's changes since its base to the project: three-way, all or nothing",

@@ -6,9 +6,20 @@ import { QuotaValues, define } from './define';
 export const VAULT_METHODS = {
   'vault/list': define(z.object({}), z.object({ vaults: z.array(VaultSummary) }), 'every vault in the home, forks after their parent'),
   'vault/create': define(
-    z.object({ name: z.string(), quotas: QuotaValues.partial().optional(), use: z.boolean().default(true), backend: Backend.optional().describe('default: sqlite (or $AVFS_BACKEND)') }),
-    z.object({ created: z.string(), current: z.boolean(), backend: Backend, path: z.string(), quotas: Quotas }),
+    z.object({
+      name: z.string(),
+      quotas: QuotaValues.partial().optional(),
+      use: z.boolean().default(true),
+      backend: Backend.optional().describe('default: sqlite (or $AVFS_BACKEND)'),
+      url: z.string().optional().describe('postgres: the server (postgresql://user[:password]@host[:port]/database; default $AVFS_PG_URL)'),
+    }),
+    z.object({ created: z.string(), current: z.boolean(), backend: Backend, path: z.string(), location: z.string(), quotas: Quotas }),
     'create a vault (and make it current unless use is false)',
+  ),
+  'vault/attach': define(
+    z.object({ name: z.string(), backend: z.literal('postgres'), url: z.string(), use: z.boolean().default(true) }),
+    z.object({ attached: z.string(), current: z.boolean(), backend: Backend, path: z.string(), location: z.string() }),
+    'register in this home a vault that exists on a server already (made from another home or machine)',
   ),
   'vault/info': define(z.object({ name: z.string().optional() }), VaultInfo, 'one vault: sizes, quotas, parent, forks, checkpoints'),
   'vault/use': define(z.object({ name: z.string() }), z.object({ current: z.string() }), 'make a vault the current one'),
