@@ -139,7 +139,7 @@ async function breakdown(): Promise<void> {
     // How the start shell joined them before: its pid into each cgroup.procs (the whole process,
     // under the kernel's global threadgroup lock: an RCU grace period).
     const byPid = runCg.join.map((f) => join(dirname(f), 'cgroup.procs'));
-    const START_BY_PID = START_SANDBOXED.replace('echo 0 >', 'echo $$ >');
+    const START_BY_PID = START_SANDBOXED.replace('echo 0 >', () => 'echo $$ >');
     const full = bwrapArgv(spec, dir, ['true'], by);
     const bare = full.slice(0, full.indexOf('--chdir') + 3);
     const ns = [...(s.userns ? ['--unshare-user'] : [])];
@@ -179,6 +179,23 @@ async function breakdown(): Promise<void> {
     console.log('|---|---|---|');
     steps.forEach(([name], i) => console.log(`| ${name} | ${med[i]!.toFixed(1)} | ${delta(i)} |`));
     console.log(`| the run's cgroups made and removed (in the runner's process) | ${median(cg).toFixed(2)} | |`);
+    // The joins alone, timed inside the process that joins (a python3 moving itself, alternately by
+    // pid into cgroup.procs and by its thread into the runner's files, 250 ms apart so each pays
+    // the lock afresh): the spawns above are too noisy on a loaded machine to show a 10 ms step.
+    const JOINS = `import os, sys, time, statistics
+procs, own = sys.argv[1], sys.argv[2]
+a, b = [], []
+for i in range(${RUNS * 2}):
+    time.sleep(0.25); t = time.perf_counter(); open(procs, 'w').write(str(os.getpid())); a.append((time.perf_counter() - t) * 1000)
+    time.sleep(0.25); t = time.perf_counter(); open(own, 'w').write('0'); b.append((time.perf_counter() - t) * 1000)
+print('%.2f %.3f' % (statistics.median(a), statistics.median(b)))`;
+    const first = runCg.join[0];
+    if (first) {
+      const r = spawnSync('python3', ['-c', JOINS, join(dirname(first), 'cgroup.procs'), first], { encoding: 'utf8' });
+      const [byPidMs, ownMs] = r.stdout.trim().split(' ');
+      console.log(`| joining the first cgroup, timed in the joining process: by pid into cgroup.procs (before) | ${byPidMs ?? r.stderr} | |`);
+      console.log(`| … by its own thread into ${basename(first)} (now) | ${ownMs ?? ''} | |`);
+    }
     const start = (i: number) => (med[i]! - med[1]! + median(cg)).toFixed(1);
     console.log(`\nthe runner's start of a sandboxed command − the unsandboxed one: ${start(last)} ms (joining the cgroups by pid, as before: ${start(last - 1)} ms)`);
   } finally {
