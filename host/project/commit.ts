@@ -105,6 +105,16 @@ function readJournal(dir: string): { j: Journal; tail: Buffer } | undefined {
   }
 }
 
+/** The entry at `p`, or undefined when there is none, a folder above it included (ENOTDIR: a file the plan replaces first). */
+function lstatOrNone(p: string): fs.BigIntStats | undefined {
+  try {
+    return fs.lstatSync(p, { bigint: true, throwIfNoEntry: false });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
+    throw e;
+  }
+}
+
 const uid = process.getuid?.() ?? -1;
 const mayWrite = (st: fs.BigIntStats): boolean => uid === 0 || (Number(st.uid) === uid && (st.mode & 0o200n) !== 0n);
 
@@ -159,10 +169,7 @@ export function commitSteps(root: string, steps: Step[]): number {
         if (s.op !== 'put') return;
         if (inPlace && s.kind === 'file') {
           const target = path.join(root, s.rel);
-          const st = fs.lstatSync(target, {
-            bigint: true,
-            throwIfNoEntry: false,
-          });
+          const st = lstatOrNone(target);
           // One name only: rewriting a file with hard links elsewhere would change those too. And one
           // this process may write (a rename needs only the folder's permission).
           if (st?.isFile() && st.nlink === 1n && mayWrite(st)) {
@@ -285,7 +292,7 @@ function undoStep(root: string, stage: string, s: JournalStep, i: number, tail: 
   const target = path.join(root, s.rel);
   const old = path.join(stage, 'old', String(i));
   const staged = path.join(stage, 'new', String(i));
-  const has = (p: string) => fs.lstatSync(p, { throwIfNoEntry: false }) !== undefined;
+  const has = (p: string) => lstatOrNone(p) !== undefined;
   switch (s.op) {
     case 'remove':
       if (has(old)) fs.renameSync(old, target);
@@ -307,7 +314,7 @@ function undoStep(root: string, stage: string, s: JournalStep, i: number, tail: 
       const b = s.inPlace;
       const bytes = tail.subarray(b.offset, b.offset + b.length);
       const mtimeNs = BigInt(b.mtimeNs);
-      const st = fs.lstatSync(target, { bigint: true, throwIfNoEntry: false });
+      const st = lstatOrNone(target);
       if (!st) {
         fs.writeFileSync(target, bytes, { mode: b.mode });
         fs.utimesSync(target, seconds(mtimeNs), seconds(mtimeNs));

@@ -274,6 +274,35 @@ describe('avfs vault create --from, apply, vault sync', () => {
     assert.equal(bad.json.error, 'InvalidInput');
   });
 
+  test('type and directory conflicts are typed too, and --keep settles them: a folder for a file, a removed folder the project added to', async () => {
+    const first = await setup();
+    // The vault made src/util.py a folder; the project edited the file.
+    await first.avfs('rm', '/src/util.py');
+    await first.avfs('mkdir', '/src/util.py');
+    await first.avfs('write', '/src/util.py/x.py', 'x = 1\n');
+    fs.writeFileSync(join(first.proj, 'src', 'util.py'), 'edited\n');
+    let r = await first.cli(['apply']);
+    assert.deepEqual((r.json.conflicts as Array<{ path: string; kind: string }>).map((c) => [c.path, c.kind]), [['src/util.py', 'type']]);
+    r = await first.cli(['apply', '--keep', 'vault', 'src/util.py']);
+    assert.equal(r.code, 0, JSON.stringify(r.json));
+    assert.equal(fs.readFileSync(join(first.proj, 'src', 'util.py', 'x.py'), 'utf8'), 'x = 1\n', "the vault's folder replaced the file");
+    assert.deepEqual((await first.cli(['apply', '--dry-run'])).json.changes, []);
+
+    const second = await setup();
+    // The vault removed src/; the project added a file in it.
+    await second.avfs('rm', '-r', '/src');
+    fs.writeFileSync(join(second.proj, 'src', 'new.py'), 'new = 1\n');
+    const before = snapshot(second.proj);
+    r = await second.cli(['apply']);
+    assert.deepEqual((r.json.conflicts as Array<{ path: string; kind: string }>).map((c) => [c.path, c.kind]), [['src', 'directory']]);
+    r = await second.cli(['apply', '--keep', 'project', 'src']);
+    assert.equal(r.code, 0, JSON.stringify(r.json));
+    assert.deepEqual(snapshot(second.proj), before, 'the project keeps its folder');
+    assert.equal(await second.avfs('cat', '/src/new.py'), 'new = 1\n', 'the vault took the folder as the project has it');
+    assert.equal(await second.avfs('cat', '/src/app.py'), 'print("hello")\n');
+    assert.deepEqual((await second.cli(['apply', '--dry-run'])).json.changes, [], 'both agree: the base moved');
+  });
+
   test('--git-branch commits onto a new branch from the base commit; HEAD, index and working tree untouched', async () => {
     const { proj, commit, cli, avfs } = await setup();
     fs.writeFileSync(join(proj, 'src', 'util.py'), 'work in progress\n');
