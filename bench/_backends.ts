@@ -145,6 +145,9 @@ export function benchBackends(backends: BackendKind[], reps: number): void {
   console.log(`command: npm run bench -- store --backend ${backends.filter((b) => b !== 'sqlite').join(',')} --reps ${reps}`);
   console.log(`machine: ${cpus.length} × ${cpus[0]?.model.trim() ?? '?'}, node ${process.version}; load ${load()} at start`);
   console.log(`work:    ${SMALL_N} × 1 KiB, ${BIG_N} × 1 MiB (random), import node_modules/zod, checkpoints of 10,000 and 50,000 small files; ${reps} reps + 1 warm-up, medians\n`);
+  // Every repetition's fresh home makes its vaults under the same names: on one server they need
+  // the home's prefix (the conformance run's seam, host/store/engine.ts), and they stay there.
+  if (backends.includes('postgres')) process.env.AVFS_PG_NAMESPACE = 'home';
   if (backends.includes('postgres') && !process.env.AVFS_PG_URL) {
     const cluster = startCluster({ durable: true });
     process.env.AVFS_PG_URL = cluster.url;
