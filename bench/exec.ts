@@ -13,6 +13,8 @@
  * (an argv of plain words is judged without it). A kept-mount call is run by the mount's server
  * (docs/exec.md); the CPU column counts the CLI alone there too. Every call above runs in the
  * sandbox (the default); the cold and kept calls with `--sandbox none` show what it costs.
+ * Then a kept-mount call's phases from its envelope (`result.timings`), sandboxed and not, the
+ * cost of the run's sandbox plan, and the start of a sandboxed command built up step by step.
  * Targets: cold ≤ 2 × `avfs --version`; kept mount ≤ 1.3 × `avfs --version`; `avfs --version`
  * ≤ 1.5 × `node -e 0`. CPU time (user + system of each process and what it waited for, from
  * this process's children counters) is shown beside the wall time: it is what a loaded machine
@@ -204,10 +206,52 @@ print('%.2f %.3f' % (statistics.median(a), statistics.median(b)))`;
   }
 }
 
+/**
+ * Where a kept-mount call's time goes inside the mount's server: each call's envelope says how
+ * long each of its phases took (`result.timings`), sandboxed and with `--sandbox none`, interleaved
+ * (medians). What the sandbox adds there is in `executing` (the runner's start shell, bwrap's
+ * namespaces, mounts and execs, the command, bwrap's exit and its init's); the plan of the run's
+ * sandbox, made before `executing`, is timed apart in this process (planCost).
+ */
+function keptPhases(): void {
+  const call = (mode: string) => {
+    const r = spawnSync(process.execPath, [CLI, '--json', '--vault', 'kept', 'proxy', 'exec', '--keep-mount', '--sandbox', mode, '--', 'true'], { env, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`a kept-mount call (--sandbox ${mode}) exited ${r.status}: ${r.stderr}`);
+    return (JSON.parse(r.stdout) as { result: { timings: Record<string, number> } }).result.timings;
+  };
+  const modes = ['workspace', 'none'] as const;
+  const seen = { workspace: [] as Record<string, number>[], none: [] as Record<string, number>[] };
+  for (let r = 0; r < RUNS * 2; r++) for (const m of modes) seen[m].push(call(m));
+  const phases = Object.keys(seen.workspace[0] ?? {}).filter((k) => k !== 'completed');
+  const med = (m: (typeof modes)[number], k: string) => median(seen[m].map((t) => t[k] ?? 0));
+  const sum = (m: (typeof modes)[number]) => phases.reduce((a, k) => a + med(m, k), 0);
+  console.log(`\na kept-mount call's phases in the mount's server, from the envelopes (${RUNS * 2} interleaved calls each, medians)\n`);
+  console.log('| phase | sandboxed ms | --sandbox none ms | + ms |');
+  console.log('|---|---|---|---|');
+  for (const k of phases) console.log(`| ${k} | ${med('workspace', k).toFixed(1)} | ${med('none', k).toFixed(1)} | ${(med('workspace', k) - med('none', k)).toFixed(1)} |`);
+  console.log(`| all phases | ${sum('workspace').toFixed(1)} | ${sum('none').toFixed(1)} | ${(sum('workspace') - sum('none')).toFixed(1)} |`);
+}
+
+/** The plan of a run's sandbox (planSandbox: the paths to hide and show, each resolved), as a run makes it. */
+async function planCost(): Promise<void> {
+  const s = await sandboxSupport();
+  if (!s.ok) return;
+  const input = { bwrap: s.bwrap, userns: s.userns, avfsHome: home, home: homedir(), mountpoint: join(home, 'mnt', 'kept'), readonly: false, network: false, settings: loadSandboxSettings(home), searchPath: process.env.PATH ?? '', pidMax: s.pidMax };
+  const t: number[] = [];
+  for (let r = 0; r < RUNS * 20; r++) {
+    const t0 = performance.now();
+    planSandbox(input);
+    t.push(performance.now() - t0);
+  }
+  console.log(`the run's sandbox plan (planSandbox, ${RUNS * 20} times in this process): ${median(t).toFixed(3)} ms median`);
+}
+
 const host = startHost();
 void (async () => {
   try {
     main();
+    keptPhases();
+    await planCost();
     await breakdown();
   } finally {
     spawnSync(process.execPath, [CLI, 'unmount', join(home, 'mnt', 'kept')], { env });

@@ -19,8 +19,8 @@
  * killed), readers see committed snapshots, and a commit is atomic: a process killed mid-write
  * leaves the last committed state. The map grows on demand (lmdb-js resizes it when full).
  */
-import { closeSync, fsyncSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
-import { basename } from 'node:path';
+import { accessSync, closeSync, constants as fsConstants, existsSync, fsyncSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { basename, dirname, resolve } from 'node:path';
 import type { Database, RootDatabase } from 'lmdb';
 import { AvfsError } from '../protocol/errors';
 import type { CheckpointRefCounts, ChunkTable, Counters, DirentMode, JournalRow, MetaStore, Node, TreeDump, TreeId } from './backend';
@@ -108,6 +108,22 @@ function treePrefix(tree: TreeId): Buffer {
   return p;
 }
 
+/** How many handles of this thread have each vault file's environment open (by absolute path). */
+const envsOpen = new Map<string, number>();
+
+/** Whether this process may write `file` and its lock file (the lock file, or the directory it is made in). */
+function writableOnDisk(file: string): boolean {
+  const can = (path: string) => {
+    try {
+      accessSync(path, fsConstants.W_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  return can(file) && (existsSync(lockFile(file)) ? can(lockFile(file)) : can(dirname(file)));
+}
+
 const toJournal = (seq: number, v: JournalVal): JournalRow => ({
   seq,
   ts_ms: v[0],
@@ -189,21 +205,32 @@ export class LmdbMeta implements MetaStore, ChunkTable {
         this.opened = { dev: st.dev, ino: st.ino };
         return;
       }
-      this.env.close();
+      this.closeEnv();
       if (attempt >= 100) throw new AvfsError('StorageError', `vault file ${this.file} cannot be used: it kept being replaced while it was opened`, { file: this.file });
     }
   }
 
   private openEnv(): void {
+    // lmdb-js keeps one LMDB environment per file per process (shared by every open of the path,
+    // on every thread), and the first open's flags hold for all of them: had a read-only handle
+    // opened it with MDB_RDONLY, a writable handle opened after it could begin no write
+    // transaction (lmdb-js then fails with "No transaction to renew"). So the first handle of a
+    // file on this thread opens the environment writable whenever this process may write the file
+    // (a read-only handle's `write` refuses all the same). A later read-only handle on the thread
+    // shares the environment as it is: it must not begin a write transaction to open its
+    // databases, as this thread may be inside a write of the file (that would wait on itself).
+    const path = resolve(this.file);
+    const envReadOnly = this.readonly && ((envsOpen.get(path) ?? 0) > 0 || !writableOnDisk(this.file));
     try {
       // noMetaSync: a commit syncs its data pages but not the meta page that makes it current
       // (that goes to disk with the next commit's sync). A kill -9 loses nothing; a power loss
       // keeps the file consistent and may undo the last commit. The nearest LMDB has to the
       // SQLite store's WAL with synchronous=NORMAL (docs/performance.md, "Storage backends").
-      this.env = driver().open({ path: this.file, noSubdir: true, maxDbs: 16, readOnly: this.readonly, pageSize: 8192, noMetaSync: !this.readonly });
+      this.env = driver().open({ path: this.file, noSubdir: true, maxDbs: 16, readOnly: envReadOnly, pageSize: 8192, noMetaSync: !envReadOnly });
     } catch (e) {
       throw new AvfsError('StorageError', `vault file ${this.file} cannot be used: ${(e as Error).message}`, { file: this.file, reason: (e as Error).message });
     }
+    envsOpen.set(path, (envsOpen.get(path) ?? 0) + 1);
     this.dbMeta = this.sub('meta', { encoding: 'string' });
     this.dbState = this.sub('state');
     this.dbInodes = this.sub('inodes');
@@ -225,9 +252,17 @@ export class LmdbMeta implements MetaStore, ChunkTable {
     return this.sub<Buffer, Buffer>(name, { keyEncoder: RAW_KEYS, encoding: 'binary' });
   }
 
+  private closeEnv(): void {
+    const path = resolve(this.file);
+    const n = (envsOpen.get(path) ?? 1) - 1;
+    if (n > 0) envsOpen.set(path, n);
+    else envsOpen.delete(path);
+    this.env.close();
+  }
+
   /** After another process compacted the vault: this file is no longer the vault's; open the one at the path. */
   private followMove(): void {
-    this.env.close();
+    this.closeEnv();
     this.attach();
   }
 
@@ -408,7 +443,7 @@ export class LmdbMeta implements MetaStore, ChunkTable {
   close(): void {
     if (!this.open) return;
     this.open = false;
-    this.env.close();
+    this.closeEnv();
   }
 
   // ---- meta ----

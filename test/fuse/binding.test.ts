@@ -10,6 +10,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, test } from 'node:test';
+import { mountFuse } from '../../host/fuse/binding';
 import { mountEntry } from '../../host/fuse/registry';
 import { tempDir } from '../helpers';
 import { fuseMissing, sh, waitFor } from './helpers';
@@ -49,6 +50,23 @@ async function serve(): Promise<Server> {
 }
 
 describe('the FUSE binding', { skip: fuseMissing }, () => {
+  test('a mount libfuse refuses says why: what libfuse printed on stderr is in the error, on one line', async () => {
+    const dir = tempDir('avfs-nomount-');
+    const missing = join(dir.dir, 'gone');
+    try {
+      await assert.rejects(
+        mountFuse(missing, {}, { source: 'avfs:t' }),
+        (e: Error) => {
+          assert.match(e.message, /: fuse_mount failed: fuse: .*gone.*No such file or directory$/);
+          assert.doesNotMatch(e.message, /\n/);
+          return true;
+        },
+      );
+    } finally {
+      dir.cleanup();
+    }
+  });
+
   test('a handler may answer later: getattr after 200 ms, read on the next turn of the event loop', async () => {
     const s = await serve();
     const r = await sh('sh', ['-c', 'stat -c %s slow && cat slow'], { cwd: s.mnt });

@@ -134,3 +134,58 @@ describe('checkpoints and forks', () => {
     p.vault.close();
   });
 });
+
+describe('read-only and writable handles of one vault in one process', () => {
+  const t = tempDir();
+  after(t.cleanup);
+
+  // The vault host keeps a read-only handle of each vault it watches for events, and opens the
+  // vault writable for a command: on LMDB the second open shared the first one's read-only
+  // environment and could begin no write ("No transaction to renew").
+  test('a writable open after a read-only one writes, and the read-only handle reads what it wrote', () => {
+    const home = new AvfsHome(t.dir);
+    home.create('v').close();
+    const ro = new Vfs(home.open('v', { readonly: true }));
+    try {
+      assert.equal(ro.exists('/a.txt'), false);
+      const rw = new Vfs(home.open('v'));
+      try {
+        rw.writeFile('/a.txt', Buffer.from('written'));
+        assert.equal(rw.readFile('/a.txt').toString(), 'written');
+      } finally {
+        rw.vault.close();
+      }
+      assert.equal(ro.readFile('/a.txt').toString(), 'written');
+      assert.equal(kindOf(() => ro.writeFile('/b.txt', Buffer.from('x'))), 'ReadOnly');
+    } finally {
+      ro.vault.close();
+    }
+    const again = new Vfs(home.open('v'));
+    try {
+      again.writeFile('/b.txt', Buffer.from('again'));
+      assert.deepEqual(again.readdir('/').map((e) => e.name).sort(), ['a.txt', 'b.txt']);
+    } finally {
+      again.vault.close();
+    }
+  });
+
+  test('a read-only open inside a write of the same vault reads its last commit (and does not wait on the write)', () => {
+    const home = new AvfsHome(t.dir);
+    const rw = new Vfs(home.open('v'));
+    try {
+      rw.writeFile('/c.txt', Buffer.from('committed'));
+      rw.vault.store.write(() => {
+        rw.writeFile('/c.txt', Buffer.from('in the write'));
+        const ro = new Vfs(home.open('v', { readonly: true }));
+        try {
+          assert.equal(ro.readFile('/c.txt').toString(), 'committed');
+        } finally {
+          ro.vault.close();
+        }
+      });
+      assert.equal(rw.readFile('/c.txt').toString(), 'in the write');
+    } finally {
+      rw.vault.close();
+    }
+  });
+});

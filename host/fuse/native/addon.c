@@ -20,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 static void stop_and_join(mount_t *m) {
@@ -112,6 +114,67 @@ static napi_value fail(napi_env env, mount_t *m, const char *message) {
   return NULL;
 }
 
+/*
+ * What libfuse and fusermount print on stderr while a mount is made, kept so the error can say
+ * why (a user of the CLI or the host never sees the host process's stderr). Descriptor 2 points at
+ * a memory file for the call (fusermount inherits it), then is put back, and what was caught is
+ * also written to the real stderr, as before. `why` gets it on one line, control bytes escaped.
+ */
+typedef struct {
+  int saved, file;
+} capture_t;
+
+static void capture_begin(capture_t *c) {
+  fflush(stderr);
+  c->saved = dup(2);
+  c->file = memfd_create("avfs-mount-stderr", MFD_CLOEXEC);
+  if (c->saved < 0 || c->file < 0 || dup2(c->file, 2) < 0) {
+    if (c->file >= 0) close(c->file);
+    if (c->saved >= 0) close(c->saved);
+    c->saved = c->file = -1;
+  }
+}
+
+#define WHY_MAX 480
+
+static void capture_end(capture_t *c, char *why, size_t size) {
+  why[0] = '\0';
+  if (c->file < 0) return;
+  fflush(stderr);
+  dup2(c->saved, 2);
+  close(c->saved);
+  char raw[WHY_MAX];
+  ssize_t n = pread(c->file, raw, sizeof raw, 0);
+  close(c->file);
+  if (n <= 0) return;
+  if (write(2, raw, (size_t)n) < 0) { /* the real stderr is gone: the error still says why */ }
+  size_t o = 0;
+  for (ssize_t i = 0; i < n && o + 5 < size; i++) {
+    unsigned char ch = (unsigned char)raw[i];
+    if (ch == '\n' || ch == '\r' || ch == '\t') {
+      if (i + 1 < n && o > 0) { why[o++] = ';'; why[o++] = ' '; }
+    } else if (ch < 0x20 || ch == 0x7f) {
+      o += (size_t)snprintf(why + o, size - o, "\\x%02x", ch);
+    } else {
+      why[o++] = (char)ch;
+    }
+  }
+  while (o > 0 && (why[o - 1] == ' ' || why[o - 1] == ';')) o--;
+  why[o] = '\0';
+}
+
+/* A fork that failed for want of processes (the user's RLIMIT_NPROC, still full of a run's
+   dying processes) or a device that was busy: worth a second try after a short pause. */
+static int transient(int err, const char *why) {
+  return err == EAGAIN || err == EBUSY || strstr(why, "Resource temporarily unavailable") ||
+         strstr(why, "Device or resource busy");
+}
+
+static void pause_ms(long ms) {
+  struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+  while (nanosleep(&t, &t) != 0 && errno == EINTR) {}
+}
+
 static napi_value js_mount(napi_env env, napi_callback_info info) {
   size_t argc = 4;
   napi_value argv[4];
@@ -171,19 +234,43 @@ static napi_value js_mount(napi_env env, napi_callback_info info) {
     fuse_opt_add_arg(&args, options);
   }
   free(options);
-  open_fds_t before;
-  fds_open(&before);
-  m->ch = fuse_mount(m->mountpoint, &args);
-  fds_close_on_exec_since(&before);
+  char why[WHY_MAX * 4 + 8] = "";
+  char message[sizeof why + 64];
+  /* fuse_mount takes the mount options out of args, so each try gets a copy of the list. */
+  for (long backoff = 50;; backoff *= 4) {
+    struct fuse_args copy = FUSE_ARGS_INIT(0, NULL);
+    for (int i = 0; i < args.argc; i++) fuse_opt_add_arg(&copy, args.argv[i]);
+    capture_t c;
+    capture_begin(&c);
+    open_fds_t before;
+    fds_open(&before);
+    errno = 0;
+    m->ch = fuse_mount(m->mountpoint, &copy);
+    int err = errno;
+    fds_close_on_exec_since(&before);
+    capture_end(&c, why, sizeof why);
+    if (m->ch || backoff > 800 || !transient(err, why)) {
+      fuse_opt_free_args(&args);
+      args = copy;
+      break;
+    }
+    fuse_opt_free_args(&copy);
+    pause_ms(backoff);
+  }
   if (!m->ch) {
     fuse_opt_free_args(&args);
-    return fail(env, m, "fuse_mount failed (libfuse or fusermount printed why on stderr)");
+    snprintf(message, sizeof message, "fuse_mount failed: %s", *why ? why : "libfuse gave no reason");
+    return fail(env, m, message);
   }
+  capture_t c;
+  capture_begin(&c);
   m->fuse = fuse_new(m->ch, &args, &m->ops, sizeof m->ops, m);
+  capture_end(&c, why, sizeof why);
   fuse_opt_free_args(&args);
   if (!m->fuse) {
     fuse_unmount(m->mountpoint, m->ch);
-    return fail(env, m, "fuse_new failed (libfuse printed why on stderr)");
+    snprintf(message, sizeof message, "fuse_new failed: %s", *why ? why : "libfuse gave no reason");
+    return fail(env, m, message);
   }
 
   napi_value name;
