@@ -21,9 +21,9 @@ export type SandboxViolation = z.infer<typeof SandboxViolation>;
 export const SandboxLimits = z.object({
   processes: z.number().int().nullable().describe('most processes and threads the run may have at once'),
   processes_by: z
-    .enum(['cgroup', 'rlimit', 'pid_namespace', 'watcher'])
+    .enum(['cgroup', 'rlimit', 'pid_namespace'])
     .nullable()
-    .describe('cgroup: a pids cgroup of the run; rlimit: RLIMIT_NPROC inside the run\'s user namespace; pid_namespace: as root without a cgroup, the pid_max of a pid namespace around the run (Linux 6.14 and later: at least `processes`, at most `processes` + 299 at once); watcher: as root without a cgroup on older kernels, the runner counts the run\'s processes every 20 ms and ends the run when it has `processes` of them (no kernel limit: a run may pass it between two counts)'),
+    .describe('cgroup: a pids cgroup of the run; rlimit: RLIMIT_NPROC inside the run\'s user namespace; pid_namespace: as root without a cgroup, the pid_max of a pid namespace around the run (Linux 6.14 and later: at least `processes`, at most `processes` + 299 at once)'),
   memory_bytes: z.number().int().nullable().describe('most memory: the whole run (cgroup) or each process (rlimit, RLIMIT_DATA)'),
   memory_by: z.enum(['cgroup', 'rlimit']).nullable(),
 });

@@ -12,7 +12,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import type { SandboxLimits, SandboxViolation } from '../protocol/sandbox';
 import { bwrapArgv, type SandboxSpec } from '../sandbox/bwrap';
-import { makeRunCgroups, type RunCgroups, WATCH_EVERY_MS, watchProcessCount } from '../sandbox/limits';
+import { makeRunCgroups, type RunCgroups, watchProcessCount } from '../sandbox/limits';
 import { type NetProxy, startNetProxy } from '../sandbox/netProxy';
 import { type Captured, HeadTailCapture } from './capture';
 import { awaitAdoptedInGroup } from './peer';
@@ -126,12 +126,7 @@ export async function runCommand(opts: RunOptions): Promise<RunResult> {
   }
   if (child.pid !== undefined) opts.onStart?.(child.pid);
   // No cgroup counts what the kernel refused: the run's processes are counted as it goes.
-  // Where no kernel limit binds the run (`watcher`), the count is the limit: the run is ended at it.
-  const watched = cg?.by.processes === 'watcher';
-  const counted =
-    opts.sandbox && cg && child.pid !== undefined && cg.by.processes !== 'cgroup' && cg.by.processes !== null
-      ? watchProcessCount(child.pid, opts.sandbox.processes, watched ? { everyMs: WATCH_EVERY_MS, end: true } : {})
-      : undefined;
+  const counted = opts.sandbox && cg && child.pid !== undefined && cg.by.processes !== 'cgroup' && cg.by.processes !== null ? watchProcessCount(child.pid, opts.sandbox.processes) : undefined;
   let timedOut = false;
   let cancelled = false;
   let stopping: Promise<void> | undefined;

@@ -77,7 +77,7 @@ function systemTool(name: string): string {
 
 /** How the runner enforces the limits (limits.ts decides). */
 export interface LimitsBy {
-  processes: 'cgroup' | 'rlimit' | 'pid_namespace' | 'watcher' | null;
+  processes: 'cgroup' | 'rlimit' | 'pid_namespace' | null;
   memory: 'cgroup' | 'rlimit' | null;
 }
 

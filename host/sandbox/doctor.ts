@@ -2,7 +2,6 @@
 import { join } from 'node:path';
 import { homedir } from 'node:os';
 import type { SandboxMode } from '../protocol/sandbox';
-import type { LimitsBy } from './bwrap';
 import { makeRunCgroups } from './limits';
 import { homeReadOnly, loadSandboxSettings, SANDBOX_SETTINGS_FILE } from './plan';
 import { sandboxSupport } from './probe';
@@ -16,21 +15,11 @@ export interface SandboxDiagnosis {
   user_namespace: boolean;
   reason: string | null;
   fallback: string | null;
-  limits: { processes: number; processes_by: LimitsBy['processes']; memory_by: LimitsBy['memory']; processes_how: string };
+  limits: { processes: number; processes_by: 'cgroup' | 'rlimit' | 'pid_namespace' | null; memory_by: 'cgroup' | 'rlimit' | null };
   settings_file: string;
   home_read_only: string[];
   settings_error: string | null;
 }
-
-/** How each way of limiting a run's processes works here, in a sentence (docs/exec.md, "Limits on processes and memory"). */
-const PROCESSES_HOW: Record<NonNullable<LimitsBy['processes']> | 'none', string> = {
-  cgroup: 'a pids cgroup of each run: the kernel refuses forks past the limit and counts them',
-  rlimit: 'RLIMIT_NPROC inside the run\'s user namespace: the kernel refuses forks past the limit, counted for the run alone',
-  pid_namespace: 'as root with no cgroup to make: the pid_max of a pid namespace around the run (Linux 6.14 and later); the kernel refuses forks past it',
-  watcher:
-    'as root with no cgroup to make, on a kernel older than 6.14: no kernel limit can bind root here (RLIMIT_NPROC exempts uid 0, a pid namespace has no pid_max of its own, and mapping the run to another uid would change who owns what it writes), so the runner counts the run\'s processes every 20 ms and ends the run when it has reached the limit (it may pass it between two counts)',
-  none: 'no limit on processes (no sandbox)',
-};
 
 export async function diagnoseSandbox(avfsHome: string): Promise<SandboxDiagnosis> {
   const s = await sandboxSupport(avfsHome, { fresh: true });
@@ -58,7 +47,7 @@ export async function diagnoseSandbox(avfsHome: string): Promise<SandboxDiagnosi
     fallback: s.ok
       ? null
       : 'runs default to --sandbox none (no isolation, recorded in the envelope; the policy judges code it cannot read as unsandboxed), and --sandbox workspace fails with SandboxUnavailable; install bubblewrap (and allow user namespaces for users other than root) to isolate them',
-    limits: { processes, processes_by: by.processes, memory_by: by.memory, processes_how: PROCESSES_HOW[by.processes ?? 'none'] },
+    limits: { processes, processes_by: by.processes, memory_by: by.memory },
     settings_file: join(avfsHome, SANDBOX_SETTINGS_FILE),
     home_read_only: shown,
     settings_error: settingsError,

@@ -166,8 +166,7 @@ export function makeRunCgroups(processes: number, memoryBytes: number, pidMax = 
     }
   }
   const has = (k: 'pids' | 'memory') => dirs.some((d) => d.kind === k);
-  // Root with neither: no kernel limit binds it (docs/exec.md); the runner's count ends the run.
-  const nproc = root ? (pidMax ? 'pid_namespace' : 'watcher') : 'rlimit';
+  const nproc = root ? (pidMax ? 'pid_namespace' : null) : 'rlimit';
   const by: LimitsBy = { processes: has('pids') ? 'cgroup' : nproc, memory: has('memory') ? 'cgroup' : 'rlimit' };
   const unique = [...new Set(dirs.map((d) => d.dir))];
   return {
@@ -228,24 +227,16 @@ function sandboxInit(leader: number): number | null {
   return found;
 }
 
-/** How often the run's processes are counted: where the kernel limits them (a record only), and where the count is the limit. */
-export const COUNT_EVERY_MS = 100;
-export const WATCH_EVERY_MS = 20;
-
 /**
  * Where no cgroup counts the run's processes (RLIMIT_NPROC, a pid namespace's pid_max) the kernel
  * refuses forks past the limit without a record of it. This counts the run's processes every
  * `everyMs` (one directory read of the run's own /proc, seen through its init's root) and keeps the
  * most seen at once: `violation()` reports the limit reached when that is the limit or more.
- * `end`: no kernel limit binds the run (root without a cgroup on a kernel older than 6.14): the
- * count is the limit, and the run is ended (its init killed, which kills everything in its pid
- * namespace) as soon as it has `limit` processes. Threads take pids as well but are not listed: a
- * run of threads is seen by its processes only.
+ * Threads take pids as well but are not listed: a run of threads is seen by its processes only.
  */
-export function watchProcessCount(leader: number, limit: number, opts: { everyMs?: number; end?: boolean } = {}): { stop(): void; violation(): SandboxViolation | null } {
+export function watchProcessCount(leader: number, limit: number, everyMs = 100): { stop(): void; violation(): SandboxViolation | null } {
   let init: number | null = null;
   let peak = 0;
-  let ended = false;
   const look = () => {
     init ??= sandboxInit(leader);
     if (init === null) return;
@@ -259,23 +250,12 @@ export function watchProcessCount(leader: number, limit: number, opts: { everyMs
     } catch {
       /* the run is ending */
     }
-    if (opts.end && !ended && peak >= limit) {
-      ended = true;
-      try {
-        process.kill(init, 'SIGKILL');
-      } catch {
-        /* already gone */
-      }
-    }
   };
-  const timer = setInterval(look, opts.everyMs ?? COUNT_EVERY_MS);
+  const timer = setInterval(look, everyMs);
   timer.unref();
   return {
     stop: () => clearInterval(timer),
-    violation: () => {
-      if (peak < limit) return null;
-      const what = ended ? 'the run was ended' : 'forks past it were refused';
-      return { kind: 'process_limit', message: `the run reached its limit of ${limit} processes (${peak} seen at once): ${what}` };
-    },
+    violation: () =>
+      peak >= limit ? { kind: 'process_limit', message: `the run reached its limit of ${limit} processes (${peak} seen at once): forks past it were refused` } : null,
   };
 }

@@ -116,7 +116,6 @@ export const execHandlers = {
       if (d.fallback) lines.push(`  fallback: ${d.fallback}`);
       const by = (x: string | null) => x ?? 'not enforced here';
       lines.push(`  process limit ${d.limits.processes}: ${by(d.limits.processes_by)}; memory limit: ${by(d.limits.memory_by)}`);
-      lines.push(`  processes: ${d.limits.processes_how}`);
       lines.push(`  home paths shown read-only: ${d.home_read_only.join(', ') || 'none'} (settings: ${d.settings_file})`);
       return lines.join('\n') + '\n';
     });
