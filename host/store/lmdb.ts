@@ -44,6 +44,8 @@ type Key = Array<number | string>;
 const TREE_DBS = ['inodes', 'dentries', 'symlinks', 'extents'] as const;
 /** Every database of a vault file but chunks (all with ordered-binary keys). */
 const KEYED_DBS = ['meta', 'state', ...TREE_DBS, 'cps', 'cpnames', 'journal'] as const;
+const COMPACTION_OFF = true;
+
 /** Thrown inside a write transaction of a file another process compacted (caught by write). */
 const MOVED = Symbol('moved');
 
@@ -363,6 +365,10 @@ export class LmdbMeta implements MetaStore, ChunkTable {
    * and a write of what the vault holds.
    */
   compact(): void {
+    // Off: a clean-clone CI run of test/store/compaction.test.ts (3c77edb) lost a write of the
+    // compacting process while other processes wrote the vault. Until that race is found, gc
+    // leaves an LMDB file at its size (docs/architecture.md, "Giving space back: off").
+    if (COMPACTION_OFF) return;
     if (this.readonly || this.depth > 0 || !this.worthCompacting()) return;
     const swap = swapFile(this.file);
     let fd: number;
