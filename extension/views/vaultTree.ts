@@ -67,6 +67,8 @@ export class VaultTree implements vscode.TreeDataProvider<TreeNode>, vscode.Disp
   private readonly dirtyCheckpoints = new Set<string>();
   /** getChildren calls under way, and when the view last did anything (settled() waits for a quiet view). */
   private fetching = 0;
+  /** Redraws under way: between a refresh's timer and the change it fires, the host is being read. */
+  private redrawing = 0;
   private lastActivity = 0;
 
   constructor(
@@ -96,16 +98,28 @@ export class VaultTree implements vscode.TreeDataProvider<TreeNode>, vscode.Disp
 
   /**
    * Resolves once the view has been quiet for `quietMs`, counted from this call at the earliest: no
-   * refresh pending, no node being fetched, no host event for that long (an event for a change the
-   * caller just made may still be on its way when this is called).
+   * refresh pending or reading the host, no node being fetched, no host event for that long (an
+   * event for a change the caller just made may still be on its way when this is called). A
+   * redraw's read of a home with many vaults can take longer than `quietMs`: until it has fired
+   * its change, rows it will redraw (a Checkpoints row that just became expandable) are stale.
    */
   async settled(quietMs = 300): Promise<void> {
     const since = Date.now();
-    while (this.refreshTimer || this.fetching > 0 || Date.now() - Math.max(this.lastActivity, since) < quietMs) await new Promise((r) => setTimeout(r, 50));
+    while (this.refreshTimer || this.redrawing > 0 || this.fetching > 0 || Date.now() - Math.max(this.lastActivity, since) < quietMs) await new Promise((r) => setTimeout(r, 50));
   }
 
   private async redraw(): Promise<void> {
     this.refreshTimer = undefined;
+    this.redrawing++;
+    try {
+      await this.redrawNow();
+    } finally {
+      this.redrawing--;
+      this.lastActivity = Date.now();
+    }
+  }
+
+  private async redrawNow(): Promise<void> {
     const [all, files, checkpoints] = [this.refreshAll, [...this.dirtyFiles], [...this.dirtyCheckpoints]];
     this.refreshAll = false;
     this.dirtyFiles.clear();

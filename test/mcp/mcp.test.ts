@@ -198,11 +198,13 @@ describe('avfs mcp (no host running: the server runs the operations itself)', ()
   test('cancelling the tool call cancels the run: its process group is stopped', async () => {
     const ac = new AbortController();
     const progress: string[] = [];
-    const call = mcp.call('exec', { command: 'sleep 31.5 && echo never > never.txt' }, { signal: ac.signal, onprogress: (p) => void progress.push(p.message ?? '') });
-    assert.ok(await waitFor(async () => (await sh('pgrep', ['-f', 'sleep 31.5'])).code === 0, 15_000), 'the command started');
+    // Long enough that it cannot end by itself within the waits below, on a machine as loaded as CI's
+    // (a mount and a sandbox to start while fork-bomb tests run beside it).
+    const call = mcp.call('exec', { command: 'sleep 94.5 && echo never > never.txt' }, { signal: ac.signal, onprogress: (p) => void progress.push(p.message ?? '') });
+    assert.ok(await waitFor(async () => (await sh('pgrep', ['-f', 'sleep 94.5'])).code === 0, 45_000), 'the command started');
     ac.abort();
     await assert.rejects(call);
-    assert.ok(await waitFor(async () => (await sh('pgrep', ['-f', 'sleep 31.5'])).code !== 0, 10_000), 'the command was stopped');
+    assert.ok(await waitFor(async () => (await sh('pgrep', ['-f', 'sleep 94.5'])).code !== 0, 40_000), 'the command was stopped');
     // The server keeps serving, and the run left nothing.
     assert.equal((await mcp.call('file_info', { path: '/never.txt' })).isError, true);
     assert.ok(progress.includes('state: executing'));
