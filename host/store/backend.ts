@@ -180,8 +180,8 @@ export interface MetaStore extends ChunkTable {
   counters(): Counters | undefined;
   addBytes(n: number): void;
   addInodes(n: number): void;
-  /** Takes the next inode number and counts one more inode. */
-  takeIno(): number;
+  /** Takes the next inode number and counts one more inode (and `bytes` more live bytes: a file made with its content). */
+  takeIno(bytes?: number): number;
   /** Recomputes the live totals from the live tree. */
   recount(): void;
   setCounters(c: Counters): void;

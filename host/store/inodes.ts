@@ -313,14 +313,14 @@ export class InodeStore {
       this.quotas.checkBytes(this.liveBytes, data.length, data.length, 0, spec.pathForErrors, q);
       const a = this.insert(parent, name, spec, q, data.length);
       for (let off = 0, idx = 0; off < data.length; off += CHUNK_SIZE, idx++) this.putPiece(a.ino, idx, data.subarray(off, off + CHUNK_SIZE));
-      if (data.length > 0) this.meta.addBytes(data.length);
       return a;
     });
   }
 
   private insert(parent: number, name: string, spec: NewInode, q: Quotas, contentSize: number): Attr {
     this.quotas.checkInodes(() => this.counters().liveInodes, 1, spec.pathForErrors, q);
-    const ino = this.meta.takeIno();
+    // A regular file's content is counted with its inode: one counters update.
+    const ino = this.meta.takeIno(contentSize);
     const now = nowNs();
     const [s, ns] = split(now);
     const isDir = (spec.mode & S_IFMT) === S_IFDIR;

@@ -119,8 +119,8 @@ export class SqliteMeta implements MetaStore, ChunkTable {
       counters: p<[], Counters>('SELECT live_bytes, live_inodes, next_ino FROM counters WHERE id = 1'),
       addBytes: p<[number]>('UPDATE counters SET live_bytes = live_bytes + ? WHERE id = 1'),
       addInodes: p<[number]>('UPDATE counters SET live_inodes = live_inodes + ? WHERE id = 1'),
-      takeIno: p<[], { ino: number }>(
-        'UPDATE counters SET next_ino = next_ino + 1, live_inodes = live_inodes + 1 WHERE id = 1 RETURNING next_ino - 1 AS ino',
+      takeIno: p<[number], { ino: number }>(
+        'UPDATE counters SET next_ino = next_ino + 1, live_inodes = live_inodes + 1, live_bytes = live_bytes + ? WHERE id = 1 RETURNING next_ino - 1 AS ino',
       ),
       orphans: p<[], { ino: number }>('SELECT ino FROM inodes WHERE nlink = 0 AND ino != 1'),
       chunkGet: p<[Buffer], { data: Buffer }>('SELECT data FROM chunks WHERE hash = ?'),
@@ -241,8 +241,8 @@ export class SqliteMeta implements MetaStore, ChunkTable {
   addInodes(n: number): void {
     this.s.addInodes.run(n);
   }
-  takeIno(): number {
-    return this.s.takeIno.get()!.ino;
+  takeIno(bytes = 0): number {
+    return this.s.takeIno.get(bytes)!.ino;
   }
   recount(): void {
     this.db

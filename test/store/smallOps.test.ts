@@ -192,9 +192,8 @@ test('checkpoints, restore, diff, alone sizes and gc see inline content as they 
 });
 
 test('inline bytes changed on disk are refused as a damaged chunk is', (t) => {
-  const v = tempVault('inline-damage');
+  const v = tempVault('inline-damage', 'sqlite');
   t.after(v.cleanup);
-  if (v.vault.backend !== 'sqlite') return void t.skip('the SQLite layout');
   v.vfs.writeFile('/x.txt', Buffer.from('the original bytes'));
   v.vfs.writeFile('/y.txt', Buffer.from('another file'));
   const ino = v.vfs.stat('/x.txt').ino;
