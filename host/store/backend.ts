@@ -239,7 +239,7 @@ export interface MetaStore extends ChunkTable {
   deleteExtentsFrom(ino: number, idx: number): void;
   copyExtents(src: number, dst: number): void;
   /**
-   * Optional (SQLite, schema 5): pieces up to this many bytes may be kept in their extent row
+   * Optional (SQLite, schema 6): pieces up to this many bytes may be kept in their extent row
    * (`upsertInline`) instead of the chunk table; 0 or absent: never. Reads of the live tree
    * (`extentsWithData`) return them as they return chunks; saving a checkpoint tree
    * (`snapshotLive`, `cpCopyInode` from the live tree) moves them into the chunk table first.
@@ -278,8 +278,13 @@ export interface MetaStore extends ChunkTable {
   setCheckpointJournalSeq(id: number, seq: number): void;
   readonly refs: CheckpointRefCounts;
   deleteCheckpointRow(id: number): void;
-  /** Copies the live tree (inodes with names) into tree `id`; true when that was every inode (none unlinked but open). */
-  snapshotLive(id: TreeId): boolean;
+  /**
+   * Copies the live tree (inodes with names) into tree `id`; true when that was every inode (none
+   * unlinked but open). With `moveOut`, a backend may move the live tree's rows into tree `id`
+   * instead of copying them and leave the live tree empty: only for a `restoreTree` that follows
+   * in the same transaction (SQLite renames its tables; the others copy).
+   */
+  snapshotLive(id: TreeId, moveOut?: boolean): boolean;
   copyTree(from: TreeId, to: TreeId): void;
   /** Replaces the live tree with tree `id` (counters are the caller's: recount). */
   restoreTree(id: TreeId): void;

@@ -94,7 +94,7 @@ test('a create in a full vault is refused by max_files, and the name stays free'
   assert.equal(v.vault.inodes.counters().liveInodes, used, 'nothing was counted');
 });
 
-// ---- small content kept in its extent row (SQLite, schema 5: INLINE_MAX) ----
+// ---- small content kept in its extent row (SQLite, schema 6: INLINE_MAX) ----
 
 /** On SQLite: how many of inode `ino`'s extent rows hold their bytes themselves, and how many chunks the file holds. */
 function layout(v: ReturnType<typeof tempVault>, path: string): { inline: number; extents: number } | undefined {
@@ -204,13 +204,13 @@ test('inline bytes changed on disk are refused as a damaged chunk is', (t) => {
   assert.equal(v.vfs.readFile('/y.txt').toString(), 'another file', 'other files read on');
 });
 
-test('a vault file of schema 4 (chunks only) opens migrated: old files read and change, new small files go inline', (t) => {
+test('a vault file of the schema before (chunks only) opens migrated: old files read and change, new small files go inline', (t) => {
   const dir = tempDir();
   t.after(dir.cleanup);
   const home = new AvfsHome(dir.dir);
   home.ensure();
   const file = home.vaultFile('old');
-  // Schema 4 as the previous avfs made it, with a small file stored as an extent and a chunk.
+  // The schema before inline pieces, as the previous avfs made it, with a small file stored as an extent and a chunk.
   const db = new Database(file);
   db.pragma('auto_vacuum = INCREMENTAL');
   db.pragma('journal_mode = WAL');
@@ -219,7 +219,7 @@ test('a vault file of schema 4 (chunks only) opens migrated: old files read and 
   const old = new InodeStore(new SqliteMeta(db));
   old.initialize();
   const f = old.create(1, 'old.txt', { mode: 0o100644, pathForErrors: '/old.txt' });
-  old.writeAll(f.ino, Buffer.from('written by schema 4'), '/old.txt');
+  old.writeAll(f.ino, Buffer.from('old schema: A'), '/old.txt');
   assert.equal((db.prepare('SELECT COUNT(*) AS n FROM chunks').get() as { n: number }).n, 1);
   db.close();
 
@@ -227,7 +227,7 @@ test('a vault file of schema 4 (chunks only) opens migrated: old files read and 
   const ro = home.open('old', { readonly: true, olderSchemaOk: true });
   try {
     assert.equal(ro.db.pragma('user_version', { simple: true }), INLINE_PIECES_SCHEMA - 1);
-    assert.equal(new Vfs(ro).readFile('/old.txt').toString(), 'written by schema 4');
+    assert.equal(new Vfs(ro).readFile('/old.txt').toString(), 'old schema: A');
     assert.equal(ro.store.chunkStats().count, 1);
   } finally {
     ro.close();
@@ -236,16 +236,16 @@ test('a vault file of schema 4 (chunks only) opens migrated: old files read and 
   t.after(() => vault.close());
   assert.equal(vault.db.pragma('user_version', { simple: true }), MIGRATIONS.length);
   const vfs = new Vfs(vault);
-  assert.equal(vfs.readFile('/old.txt').toString(), 'written by schema 4');
+  assert.equal(vfs.readFile('/old.txt').toString(), 'old schema: A');
   const io = new FileIo(vfs);
-  io.writeAt(io.open('/old.txt', true).ino, 'written by schema '.length, Buffer.from('5'), '/old.txt');
-  assert.equal(vfs.readFile('/old.txt').toString(), 'written by schema 5');
+  io.writeAt(io.open('/old.txt', true).ino, 'old schema: '.length, Buffer.from('B'), '/old.txt');
+  assert.equal(vfs.readFile('/old.txt').toString(), 'old schema: B');
   vfs.writeFile('/new.txt', Buffer.from('inline'));
   assert.equal((vault.db.prepare('SELECT COUNT(data) AS n FROM extents').get() as { n: number }).n, 2, 'both small files are inline now');
   vault.checkpoints.save({ name: 'after' });
   vfs.writeFile('/old.txt', Buffer.from('overwritten'));
   vault.checkpoints.restore('after');
-  assert.equal(vfs.readFile('/old.txt').toString(), 'written by schema 5');
+  assert.equal(vfs.readFile('/old.txt').toString(), 'old schema: B');
   assert.equal(vfs.readFile('/new.txt').toString(), 'inline');
   assert.equal(vault.store.check(), 'ok');
 });
