@@ -1,5 +1,6 @@
 /** Shared test helpers: temp homes, the real CLI as a child process, vaults on real SQLite files. */
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { chownSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -119,4 +120,21 @@ export function alive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** Everything a user could observe about a tree: per path its type, mode, size, mtime, inode, bytes or link target. */
+export function treeState(vfs: Vfs): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (dir: string) => {
+    for (const e of vfs.readdir(dir)) {
+      const p = dir === '/' ? `/${e.name}` : `${dir}/${e.name}`;
+      const st = vfs.stat(p, false);
+      const body =
+        st.type === 'file' ? createHash('sha256').update(vfs.readFile(p)).digest('hex') : st.type === 'symlink' ? `-> ${st.target}` : '';
+      out[p] = `${st.type} ${st.mode} ${st.size} ${st.mtime_ns} ino=${st.ino} nlink=${st.nlink} ${body}`;
+      if (st.type === 'directory') walk(p);
+    }
+  };
+  walk('/');
+  return out;
 }

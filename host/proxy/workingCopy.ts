@@ -28,6 +28,7 @@ import { join } from 'node:path';
 import { deserialize, serialize } from 'node:v8';
 import type { ChangeSummary } from '../protocol/changes';
 import { AvfsError } from '../protocol/errors';
+import { loadNativeAddon } from '../fuse/addon';
 import { pidAlive } from '../fuse/registry';
 import { type BatchEntry, type BatchRef, kindOf, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG } from '../store/inodes';
 import { ROOT_INO } from '../store/schema';
@@ -83,7 +84,42 @@ export interface CommitResult {
 
 const STATE_VERSION = 1;
 
-const kindOfStat = (st: fs.BigIntStats): Kind | undefined => (st.isFile() ? 'file' : st.isDirectory() ? 'directory' : st.isSymbolicLink() ? 'symlink' : undefined);
+/** What a walk of the copy knows of a path (times in ns; birth time 0 where the file system keeps none). */
+export interface LocalStat {
+  ino: bigint;
+  mode: number;
+  size: number;
+  mtimeNs: bigint;
+  ctimeNs: bigint;
+  birthtimeNs: bigint;
+}
+export type Scanned = { st: LocalStat; kind: Kind };
+
+const kindOfMode = (mode: number): Kind | undefined => {
+  const fmt = mode & S_IFMT;
+  return fmt === S_IFREG ? 'file' : fmt === S_IFDIR ? 'directory' : fmt === S_IFLNK ? 'symlink' : undefined;
+};
+
+/** The addon's walk and reads (host/fuse/native/tree.c), one call each instead of one per path. */
+interface TreeAddon {
+  scanTree(root: string): { paths: string; stats: Buffer } | null;
+  readFiles(root: string, paths: string, sizes: Float64Array): { data: Buffer; lengths: Float64Array };
+}
+let treeAddon: TreeAddon | null | undefined;
+/** The addon's tree calls; null where it is not built or does not load (the walk and reads are then Node's). */
+function nativeTree(): TreeAddon | null {
+  if (treeAddon === undefined) {
+    try {
+      const a = loadNativeAddon<Partial<TreeAddon>>();
+      treeAddon = a?.scanTree && a.readFiles ? (a as TreeAddon) : null;
+    } catch {
+      treeAddon = null;
+    }
+  }
+  return treeAddon;
+}
+/** One read of the addon covers at most this many bytes (larger files are read alone). */
+const BATCH_BYTES = 64 << 20;
 /** Sorts paths shallowest first, then by name (a parent before what is in it). */
 function sortByDepth(paths: string[]): void {
   const levels: string[][] = [];
@@ -126,6 +162,78 @@ class SlabReader {
     return out;
   }
 }
+/**
+ * Every path below `root` (as "/a/b", a directory before what it holds) with what lstat says of
+ * it: regular files, directories and symlinks only (others are neither listed nor entered). The
+ * addon's walk (one call) where it loads and `addon` is not false, else Node's (one lstat each).
+ */
+export function walkTree(root: string, addon = true): Map<string, Scanned> {
+  const out = new Map<string, Scanned>();
+  const walked = addon ? nativeTree()?.scanTree(root) : undefined;
+  if (walked) {
+    const f = new BigInt64Array(walked.stats.buffer, walked.stats.byteOffset, walked.stats.length / 8);
+    const count = f.length / 6;
+    const paths = count > 0 ? walked.paths.split('\0') : [];
+    for (let i = 0, k = 0; i < count; i++, k += 6) {
+      const mode = Number(f[k]!);
+      out.set(paths[i]!, { kind: kindOfMode(mode)!, st: { mode, ino: f[k + 1]!, size: Number(f[k + 2]!), mtimeNs: f[k + 3]!, ctimeNs: f[k + 4]!, birthtimeNs: f[k + 5]! } });
+    }
+    return out;
+  }
+  const walk = (dir: string, prefix: string) => {
+    for (const name of fs.readdirSync(dir)) {
+      const at = `${dir}/${name}`;
+      const st = fs.lstatSync(at, { bigint: true });
+      const mode = Number(st.mode);
+      const kind = kindOfMode(mode);
+      if (!kind) continue;
+      const p = `${prefix}/${name}`;
+      out.set(p, { kind, st: { mode, ino: st.ino, size: Number(st.size), mtimeNs: st.mtimeNs, ctimeNs: st.ctimeNs, birthtimeNs: st.birthtimeNs } });
+      if (kind === 'directory') walk(at, p);
+    }
+  };
+  walk(root, '');
+  return out;
+}
+
+/**
+ * The bytes of the files `files` below `root` ([path, size the walk gave]): small ones in batches
+ * through the addon where it loads and `addon` is not false, the rest (and any whose size changed
+ * since the walk: read whole) one by one.
+ */
+export function readFilesIn(root: string, files: Array<[string, number]>, addon = true): Map<string, Buffer> {
+  const out = new Map<string, Buffer>();
+  const slab = new SlabReader();
+  const native = addon ? nativeTree() : null;
+  const batch: Array<[string, number]> = [];
+  let bytes = 0;
+  const flush = () => {
+    if (batch.length === 0) return;
+    const sizes = Float64Array.from(batch, (f) => f[1]);
+    const { data, lengths } = native!.readFiles(root, batch.map((f) => f[0]).join('\0'), sizes);
+    let off = 0;
+    batch.forEach(([p], i) => {
+      const n = lengths[i]!;
+      out.set(p, n >= 0 ? data.subarray(off, off + n) : fs.readFileSync(root + p));
+      off += sizes[i]! + 1;
+    });
+    batch.length = 0;
+    bytes = 0;
+  };
+  for (const f of files) {
+    const [p, size] = f;
+    if (!native || size >= SLAB / 4) {
+      out.set(p, slab.read(root + p, size));
+      continue;
+    }
+    if (bytes + size > BATCH_BYTES) flush();
+    batch.push(f);
+    bytes += size;
+  }
+  flush();
+  return out;
+}
+
 const byPath = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 const within = (p: string, dir: string) => p === dir || p.startsWith(dir + '/');
 const octal = (mode: number) => '0' + (mode & 0o7777).toString(8).padStart(3, '0');
@@ -401,21 +509,8 @@ export class WorkingCopy {
   }
 
   /** Every path of the copy as it is now. */
-  private scan(): Map<string, { st: fs.BigIntStats; kind: Kind }> {
-    const out = new Map<string, { st: fs.BigIntStats; kind: Kind }>();
-    const walk = (dir: string, prefix: string) => {
-      for (const name of fs.readdirSync(dir)) {
-        const at = `${dir}/${name}`;
-        const st = fs.lstatSync(at, { bigint: true });
-        const kind = kindOfStat(st);
-        if (!kind) continue;
-        const p = `${prefix}/${name}`;
-        out.set(p, { st, kind });
-        if (kind === 'directory') walk(at, p);
-      }
-    };
-    walk(this.tree, '');
-    return out;
+  private scan(): Map<string, Scanned> {
+    return walkTree(this.tree);
   }
 
   /** A read-only run: the copy must still be what the vault holds, else the next run rebuilds it. */
@@ -459,7 +554,6 @@ export class WorkingCopy {
     const now = this.scan();
     const vfs = new Vfs(vault);
     const readLocal = (p: string) => fs.readFileSync(this.local(p));
-    const slab = new SlabReader();
 
     // ---- what the run did, path by path
     const gone: string[] = [];
@@ -479,7 +573,7 @@ export class WorkingCopy {
     const goneByLino = new Map<bigint, string>();
     for (const p of gone) goneByLino.set(old.get(p)!.lino, p);
     /** The gone path whose file `n` is (same inode, same birth): a rename. */
-    const movedFrom = (n: { st: fs.BigIntStats; kind: Kind }): string | undefined => {
+    const movedFrom = (n: { st: LocalStat; kind: Kind }): string | undefined => {
       const x = goneByLino.get(n.st.ino);
       const e = x === undefined ? undefined : old.get(x)!;
       return e && e.kind === n.kind && e.btime === n.st.birthtimeNs ? x : undefined;
@@ -494,10 +588,10 @@ export class WorkingCopy {
       renamed: [],
       totals: { added: 0, deleted: 0, modified: 0, renamed: 0, bytes_before: 0, bytes_after: 0 },
     };
-    const sizeOf = (n: { st: fs.BigIntStats; kind: Kind }) => (n.kind === 'directory' ? 0 : Number(n.st.size));
+    const sizeOf = (n: { st: LocalStat; kind: Kind }) => (n.kind === 'directory' ? 0 : Number(n.st.size));
     const targetOf = (p: string) => fs.readlinkSync(this.local(p));
     /** Same bytes (or target) as the vault's entry `e`, for a path of the same kind. */
-    const sameContent = (p: string, e: Entry, n: { st: fs.BigIntStats; kind: Kind }): boolean => {
+    const sameContent = (p: string, e: Entry, n: { st: LocalStat; kind: Kind }): boolean => {
       if (n.kind === 'directory') return true;
       if (e.lino === n.st.ino && e.size === Number(n.st.size) && e.mtime === n.st.mtimeNs && e.ctime === n.st.ctimeNs) return true;
       if (n.kind === 'symlink') return e.target === targetOf(p);
@@ -602,6 +696,7 @@ export class WorkingCopy {
       bytes_before: bytes([...old.values()].filter((e) => e.kind === 'file').map((e) => [e.vino, e.size] as [number, number])),
       bytes_after: bytes([...now.values()].filter((n) => n.kind === 'file').map((n) => [n.st.ino, Number(n.st.size)] as [bigint, number])),
     };
+    
     const touched = [...new Set([...gone, ...fresh, ...replaced, ...writes, ...modes.map((m) => m.path)])];
 
     // ---- the vault, in one transaction
@@ -691,13 +786,18 @@ export class WorkingCopy {
         e.target = targetOf(p);
       } else {
         e.mode = S_IFREG | bits;
-        e.data = slab.read(this.local(p), Number(n.st.size));
+        e.data = newBytes.get(p)!;
         e.mtime = n.st.mtimeNs;
       }
       pending.set(p, batch.length);
       batch.push(e);
       batchPaths.push(p);
     };
+    // The new files' bytes, read before the transaction (the copy is this run's alone by now).
+    const newBytes = readFilesIn(
+      this.tree,
+      creates.filter((c) => c.linkTo === undefined && !old.has(c.path) && now.get(c.path)!.kind === 'file').map((c) => [c.path, now.get(c.path)!.st.size]),
+    );
     let others: string[] = [];
     let applied = 0;
     vfs.mutate('/', () => {
@@ -770,6 +870,7 @@ export class WorkingCopy {
       }
       s.entries = entries;
       s.seq = vault.journal.lastSeq();
+
     });
     // What others changed meanwhile comes into the copy now (none of it is the run's).
     let merged = 0;

@@ -267,8 +267,13 @@ export interface MetaStore extends ChunkTable {
   setCheckpointJournalSeq(id: number, seq: number): void;
   readonly refs: CheckpointRefCounts;
   deleteCheckpointRow(id: number): void;
-  /** Copies the live tree (inodes with names) into tree `id`; true when that was every inode (none unlinked but open). */
-  snapshotLive(id: TreeId): boolean;
+  /**
+   * Copies the live tree (inodes with names) into tree `id`; true when that was every inode (none
+   * unlinked but open). With `moveOut`, a backend may move the live tree's rows into tree `id`
+   * instead of copying them and leave the live tree empty: only for a `restoreTree` that follows
+   * in the same transaction (SQLite renames its tables; the others copy).
+   */
+  snapshotLive(id: TreeId, moveOut?: boolean): boolean;
   copyTree(from: TreeId, to: TreeId): void;
   /** Replaces the live tree with tree `id` (counters are the caller's: recount). */
   restoreTree(id: TreeId): void;

@@ -18,7 +18,11 @@ import type { ExtraRefs } from './gc';
 
 /** The SQLite backend's counts (tables cp_refs and cp_counted). */
 export class CheckpointRefs implements CheckpointRefCounts {
-  constructor(private readonly db: Db) {}
+  /** `extents()`: where every checkpoint's extents are read from (a restore's parked undo tree is in other tables: sqlite.ts). */
+  constructor(
+    private readonly db: Db,
+    private readonly extents: () => string = () => 'cp_extents',
+  ) {}
 
   available(): boolean {
     return tableNames(this.db).has('cp_refs');
@@ -41,12 +45,12 @@ export class CheckpointRefs implements CheckpointRefCounts {
       if (lost || counted === 0) {
         this.db.exec('DELETE FROM cp_refs; DELETE FROM cp_counted');
         // One pass grouped by hash: a hash's distinct checkpoints are counted and their ids summed.
-        this.db.exec('INSERT INTO cp_refs (hash, n, ids) SELECT hash, COUNT(DISTINCT cp), SUM(DISTINCT cp) FROM cp_extents GROUP BY hash');
+        this.db.exec(`INSERT INTO cp_refs (hash, n, ids) SELECT hash, COUNT(DISTINCT cp), SUM(DISTINCT cp) FROM ${this.extents()} GROUP BY hash`);
         this.db.exec('INSERT INTO cp_counted (cp) SELECT id FROM checkpoints');
         return;
       }
       const add = this.db.prepare<[number]>(
-        'INSERT INTO cp_refs (hash, n, ids) SELECT DISTINCT hash, 1, cp FROM cp_extents WHERE cp = ? AND true ON CONFLICT (hash) DO UPDATE SET n = n + 1, ids = ids + excluded.ids',
+        `INSERT INTO cp_refs (hash, n, ids) SELECT DISTINCT hash, 1, cp FROM ${this.extents()} WHERE cp = ? AND true ON CONFLICT (hash) DO UPDATE SET n = n + 1, ids = ids + excluded.ids`,
       );
       const mark = this.db.prepare<[number]>('INSERT INTO cp_counted (cp) VALUES (?)');
       for (const { id } of this.db.prepare<[], { id: number }>('SELECT id FROM checkpoints WHERE id NOT IN (SELECT cp FROM cp_counted)').all()) {
@@ -59,8 +63,9 @@ export class CheckpointRefs implements CheckpointRefCounts {
   /** Takes checkpoint `id` out of the counts, if it is in them; inside the transaction that deletes its extents, before it does. */
   uncount(id: number): void {
     if (this.db.prepare('DELETE FROM cp_counted WHERE cp = ?').run(id).changes === 0) return;
-    this.db.prepare('DELETE FROM cp_refs WHERE n <= 1 AND hash IN (SELECT hash FROM cp_extents WHERE cp = ?)').run(id);
-    this.db.prepare('UPDATE cp_refs SET n = n - 1, ids = ids - ? WHERE hash IN (SELECT hash FROM cp_extents WHERE cp = ?)').run(id, id);
+    const src = this.extents();
+    this.db.prepare(`DELETE FROM cp_refs WHERE n <= 1 AND hash IN (SELECT hash FROM ${src} WHERE cp = ?)`).run(id);
+    this.db.prepare(`UPDATE cp_refs SET n = n - 1, ids = ids - ? WHERE hash IN (SELECT hash FROM ${src} WHERE cp = ?)`).run(id, id);
   }
 
   /** Fills temp.refs_keep with the hashes the live tree and `extra` reference. */
@@ -100,7 +105,7 @@ export class CheckpointRefs implements CheckpointRefCounts {
     const r = this.db
       .prepare<[], { bytes: number }>(
         `SELECT COALESCE(SUM(LENGTH(c.data)), 0) AS bytes
-           FROM (SELECT hash, COUNT(*) AS k FROM (SELECT DISTINCT cp, hash FROM cp_extents WHERE cp IN (SELECT cp FROM temp.refs_set)) GROUP BY hash) s
+           FROM (SELECT hash, COUNT(*) AS k FROM (SELECT DISTINCT cp, hash FROM ${this.extents()} WHERE cp IN (SELECT cp FROM temp.refs_set)) GROUP BY hash) s
            JOIN cp_refs r ON r.hash = s.hash JOIN chunks c ON c.hash = s.hash
           WHERE s.k = r.n AND s.hash NOT IN (SELECT hash FROM temp.refs_keep)`,
       )

@@ -97,6 +97,11 @@ export class Checkpoints {
    * the id makes it unique even for two checkpoints in the same millisecond.
    */
   save(opts: SaveOptions = {}): CheckpointRow {
+    return this.saveTree(opts, false);
+  }
+
+  /** `save`; with `moveOut`, the live tree's rows may move into the checkpoint and leave it empty (a restore's undo point, refilled at once). */
+  private saveTree(opts: SaveOptions, moveOut: boolean): CheckpointRow {
     if (opts.name !== undefined) checkCheckpointName(opts.name);
     const row = this.meta.write(() => {
       if (opts.name !== undefined && this.meta.checkpointByName(opts.name)) {
@@ -121,7 +126,7 @@ export class Checkpoints {
       });
       // Every inode copied (none is unlinked but open, the usual case): the live counters are the
       // tree's totals. Else they are worked out.
-      if (!this.meta.snapshotLive(id)) {
+      if (!this.meta.snapshotLive(id, moveOut)) {
         const counted = this.meta.treeCounts(id);
         this.meta.setCheckpointCounts(id, counted.files, counted.bytes);
       }
@@ -147,7 +152,9 @@ export class Checkpoints {
     const restored = this.meta.write(() => {
       const cp = this.get(name);
       const before = this.usage();
-      const undo = this.save({ auto: true, prefix: 'before-restore', description: `automatic, before restoring ${name}` });
+      // The undo point takes the live tree's rows as they are (SQLite renames the tables instead
+      // of copying them), and the restored tree is copied into the emptied live tree.
+      const undo = this.saveTree({ auto: true, prefix: 'before-restore', description: `automatic, before restoring ${name}` }, true);
       this.meta.restoreTree(cp.id);
       // Inode numbers are never reused, so next_ino stays where it is. The checkpoint's totals are
       // the restored tree's (counted as the live counters count, when it was saved or edited).

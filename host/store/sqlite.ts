@@ -2,6 +2,11 @@
  * The SQLite backend: the metadata and the chunks of a vault in one SQLite file (schema.ts), on
  * better-sqlite3 (db.ts opens it). Statements are prepared on first use; trees are tables
  * (`inodes`, …) for the live tree and `cp_*` tables keyed by checkpoint id for the others.
+ *
+ * One checkpoint at a time may instead be *parked*: its rows are the `park_*` tables, shaped as the
+ * live ones (meta `tree.parked` names it). A restore parks its undo checkpoint by renaming the live
+ * tables rather than copying their rows (docs/architecture.md, "Restore"); every reader of a tree
+ * goes through `tables()`, and a write to the parked tree, or the next park, folds it into `cp_*`.
  */
 import type Database from 'better-sqlite3';
 import type { ChunkTable, Counters, DirentMode, GroupCommit, JournalRow, MetaStore, NewName, Node, TreeDump, TreeId } from './backend';
@@ -14,13 +19,15 @@ import type { Dirent, InodeRow } from './inodes';
 
 const INODE_COLS = 'ino, mode, uid, gid, nlink, size, atime_s, atime_ns, mtime_s, mtime_ns, ctime_s, ctime_ns';
 const CP_TABLES = ['cp_inodes', 'cp_dentries', 'cp_symlinks', 'cp_extents'];
+/** The live tree's tables and the columns a checkpoint keeps of each (the same names in `cp_*` and `park_*`). */
+const TREE_COLS = { inodes: INODE_COLS, dentries: 'parent, name, ino', symlinks: 'ino, target', extents: 'ino, idx, hash' } as const;
+const LIVE_TABLES = Object.keys(TREE_COLS) as Array<keyof typeof TREE_COLS>;
+/** Meta key naming the parked checkpoint (the one whose rows are the `park_*` tables). */
+const PARKED_KEY = 'tree.parked';
 
 type Tables = { inodes: string; dentries: string; symlinks: string; extents: string; where: string; params: number[] };
-function tables(tree: TreeId): Tables {
-  return tree === LIVE
-    ? { inodes: 'inodes', dentries: 'dentries', symlinks: 'symlinks', extents: 'extents', where: '1', params: [] }
-    : { inodes: 'cp_inodes', dentries: 'cp_dentries', symlinks: 'cp_symlinks', extents: 'cp_extents', where: 'cp = ?', params: [tree] };
-}
+const LIVE_T: Tables = { inodes: 'inodes', dentries: 'dentries', symlinks: 'symlinks', extents: 'extents', where: '1', params: [] };
+const PARK_T: Tables = { inodes: 'park_inodes', dentries: 'park_dentries', symlinks: 'park_symlinks', extents: 'park_extents', where: '1', params: [] };
 
 export class SqliteMeta implements MetaStore, ChunkTable {
   readonly kind = 'sqlite' as const;
@@ -110,6 +117,42 @@ export class SqliteMeta implements MetaStore, ChunkTable {
       journalMax: p<[], { s: number }>('SELECT COALESCE(MAX(seq), 0) AS s FROM journal'),
       checkpointByName: p<[string], CheckpointRow>('SELECT * FROM checkpoints WHERE name = ?'),
     });
+  }
+
+  /** The checkpoint whose rows are the `park_*` tables, if one is. */
+  parked(): number | undefined {
+    const v = this.s.getMeta.get(PARKED_KEY)?.value;
+    const id = v === undefined ? NaN : Number(v);
+    return Number.isSafeInteger(id) ? id : undefined;
+  }
+
+  /** Where tree `tree`'s rows are, and the condition that picks them. */
+  private tables(tree: TreeId): Tables {
+    if (tree === LIVE) return LIVE_T;
+    if (tree === this.parked()) return PARK_T;
+    return { inodes: 'cp_inodes', dentries: 'cp_dentries', symlinks: 'cp_symlinks', extents: 'cp_extents', where: 'cp = ?', params: [tree] };
+  }
+
+  /** Every checkpoint's extents (`cp, ino, idx, hash`), the parked one's included: a table or a subquery to read them from. */
+  cpExtents(): string {
+    const u = this.parked();
+    return u === undefined ? 'cp_extents' : `(SELECT cp, ino, idx, hash FROM cp_extents UNION ALL SELECT ${u} AS cp, ino, idx, hash FROM park_extents)`;
+  }
+
+  /** Moves the parked checkpoint's rows into `cp_*` (inside a write transaction), if one is parked. */
+  private unpark(): void {
+    const u = this.parked();
+    if (u === undefined) return;
+    for (const t of LIVE_TABLES) {
+      this.db.prepare(`INSERT INTO cp_${t} (cp, ${TREE_COLS[t]}) SELECT ?, ${TREE_COLS[t]} FROM park_${t}`).run(u);
+      this.db.exec(`DROP TABLE park_${t}`);
+    }
+    this.s.delMeta.run(PARKED_KEY);
+  }
+
+  /** Before a write to checkpoint tree `tree`: a parked tree is folded into `cp_*` first. */
+  private unparkIf(tree: TreeId): void {
+    if (tree !== LIVE && tree === this.parked()) this.unpark();
   }
 
   get file(): string {
@@ -235,10 +278,14 @@ export class SqliteMeta implements MetaStore, ChunkTable {
 
   // ---- reading a tree ----
   inode(tree: TreeId, ino: number): InodeRow | undefined {
-    return tree === LIVE ? this.s.getInode.get(ino) : this.s.getCpInode.get(tree, ino);
+    if (tree === LIVE) return this.s.getInode.get(ino);
+    if (tree === this.parked()) return this.prepared('SELECT * FROM park_inodes WHERE ino = ?').get(ino) as InodeRow | undefined;
+    return this.s.getCpInode.get(tree, ino);
   }
   child(tree: TreeId, parent: number, name: string): number | undefined {
-    return (tree === LIVE ? this.s.lookup.get(parent, name) : this.s.cpLookup.get(tree, parent, name))?.ino;
+    if (tree === LIVE) return this.s.lookup.get(parent, name)?.ino;
+    if (tree === this.parked()) return (this.prepared('SELECT ino FROM park_dentries WHERE parent = ? AND name = ?').get(parent, name) as { ino: number } | undefined)?.ino;
+    return this.s.cpLookup.get(tree, parent, name)?.ino;
   }
   childRef(parent: number, name: string): { ino: number; mode: number; gid: number } | undefined {
     return this.s.lookupRef.get(parent, name);
@@ -247,10 +294,18 @@ export class SqliteMeta implements MetaStore, ChunkTable {
     return this.s.lookupAttr.get(parent, name);
   }
   children(tree: TreeId, parent: number): Dirent[] {
-    return tree === LIVE ? this.s.readdir.all(parent) : this.s.cpReaddir.all(tree, parent);
+    if (tree === LIVE) return this.s.readdir.all(parent);
+    if (tree === this.parked()) return this.prepared('SELECT name, ino FROM park_dentries WHERE parent = ? ORDER BY name').all(parent) as Dirent[];
+    return this.s.cpReaddir.all(tree, parent);
   }
   childrenAttrs(tree: TreeId, parent: number): Array<InodeRow & { name: string }> {
-    return tree === LIVE ? this.s.readdirAttrs.all(parent) : this.s.cpReaddirAttrs.all(tree, parent);
+    if (tree === LIVE) return this.s.readdirAttrs.all(parent);
+    if (tree === this.parked()) {
+      return this.prepared('SELECT d.name AS name, i.* FROM park_dentries d JOIN park_inodes i ON i.ino = d.ino WHERE d.parent = ? ORDER BY d.name').all(parent) as Array<
+        InodeRow & { name: string }
+      >;
+    }
+    return this.s.cpReaddirAttrs.all(tree, parent);
   }
   childrenModes(parent: number): DirentMode[] {
     return this.s.readdirPlus.all(parent);
@@ -259,11 +314,16 @@ export class SqliteMeta implements MetaStore, ChunkTable {
     return this.s.hasChildren.get(parent) !== undefined;
   }
   symlink(tree: TreeId, ino: number): string | undefined {
-    return (tree === LIVE ? this.s.readlink.get(ino) : this.s.cpReadlink.get(tree, ino))?.target;
+    if (tree === LIVE) return this.s.readlink.get(ino)?.target;
+    if (tree === this.parked()) return (this.prepared('SELECT target FROM park_symlinks WHERE ino = ?').get(ino) as { target: string } | undefined)?.target;
+    return this.s.cpReadlink.get(tree, ino)?.target;
   }
   extents(tree: TreeId, ino: number, first?: number, last?: number): Array<{ idx: number; hash: Buffer }> {
     if (tree === LIVE) return first === undefined ? this.s.extentsAll.all(ino) : this.s.extentsRange.all(ino, first, last ?? Number.MAX_SAFE_INTEGER);
-    const all = this.s.cpExtentsAll.all(ino, tree);
+    const all =
+      tree === this.parked()
+        ? (this.prepared('SELECT idx, hash FROM park_extents WHERE ino = ? ORDER BY idx').all(ino) as Array<{ idx: number; hash: Buffer }>)
+        : this.s.cpExtentsAll.all(ino, tree);
     return first === undefined ? all : all.filter((e) => e.idx >= first && e.idx <= (last ?? Number.MAX_SAFE_INTEGER));
   }
   extentsWithData(ino: number, first: number, last: number): Array<{ idx: number; hash: Buffer; data: Buffer | undefined }> {
@@ -291,8 +351,9 @@ export class SqliteMeta implements MetaStore, ChunkTable {
 
   /** CROSS JOIN fixes the join order: each directory's entries are looked up by (cp, parent), never scanned. */
   listTree(tree: TreeId): Map<string, Node> {
-    const t = tables(tree);
-    const cp = (alias: string) => (tree === LIVE ? '1' : `${alias}.cp = ?`);
+    const t = this.tables(tree);
+    const keyed = t.params.length > 0;
+    const cp = (alias: string) => (keyed ? `${alias}.cp = ?` : '1');
     const sql = `
       WITH RECURSIVE tree(ino, path) AS (
         SELECT 1, ''
@@ -303,14 +364,14 @@ export class SqliteMeta implements MetaStore, ChunkTable {
       FROM tree CROSS JOIN ${t.inodes} i ON i.ino = tree.ino AND ${cp('i')}
       LEFT JOIN ${t.symlinks} s ON s.ino = i.ino AND ${cp('s')}
       WHERE tree.ino != 1`;
-    const params = tree === LIVE ? [] : [tree, tree, tree];
+    const params = keyed ? [tree, tree, tree] : [];
     const out = new Map<string, Node>();
     for (const row of this.db.prepare(sql).all(...params) as Node[]) out.set(row.path, row);
     return out;
   }
   changedContent(a: TreeId, b: TreeId): Set<number> {
-    const ta = tables(a);
-    const tb = tables(b);
+    const ta = this.tables(a);
+    const tb = this.tables(b);
     const sql = `
       SELECT ino FROM (SELECT ino, idx, hash FROM ${ta.extents} WHERE ${ta.where} EXCEPT SELECT ino, idx, hash FROM ${tb.extents} WHERE ${tb.where})
       UNION
@@ -319,13 +380,14 @@ export class SqliteMeta implements MetaStore, ChunkTable {
     return new Set(rows.map((r) => r.ino));
   }
   contentDigests(tree: TreeId): Map<number, string> {
-    const t = tables(tree);
+    const t = this.tables(tree);
     const sql = `SELECT ino, group_concat(h, ',') AS d FROM (SELECT ino, hex(hash) AS h FROM ${t.extents} WHERE ${t.where} ORDER BY ino, idx) GROUP BY ino`;
     return new Map((this.db.prepare(sql).all(...t.params) as Array<{ ino: number; d: string }>).map((r) => [r.ino, r.d]));
   }
   referencedHashes(): Buffer[] {
     // Checkpoints (cp_extents) came with schema 2.
-    const sql = tableNames(this.db).has('cp_extents') ? 'SELECT hash FROM extents UNION SELECT hash FROM cp_extents' : 'SELECT hash FROM extents';
+    const parked = this.parked() === undefined ? '' : ' UNION SELECT hash FROM park_extents';
+    const sql = tableNames(this.db).has('cp_extents') ? `SELECT hash FROM extents UNION SELECT hash FROM cp_extents${parked}` : 'SELECT hash FROM extents';
     return (this.db.prepare(sql).all() as Array<{ hash: Buffer }>).map((r) => r.hash);
   }
 
@@ -422,7 +484,7 @@ export class SqliteMeta implements MetaStore, ChunkTable {
 
   // ---- copying between backends ----
   dumpTree(tree: TreeId): TreeDump {
-    const t = tables(tree);
+    const t = this.tables(tree);
     const all = <R>(sql: string) => this.db.prepare(sql).all(...t.params) as R[];
     return {
       inodes: all<InodeRow>(`SELECT ${INODE_COLS} FROM ${t.inodes} WHERE ${t.where}`),
@@ -436,7 +498,8 @@ export class SqliteMeta implements MetaStore, ChunkTable {
     const cp = live ? '' : 'cp, ';
     const mark = live ? '' : '?, ';
     const pre = live ? [] : [tree];
-    const t = tables(tree);
+    this.unparkIf(tree);
+    const t = live ? LIVE_T : this.tables(tree);
     const ins = this.db.prepare(`INSERT INTO ${t.inodes} (${cp}${INODE_COLS}) VALUES (${mark}?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     for (const r of dump.inodes) ins.run(...pre, r.ino, r.mode, r.uid, r.gid, r.nlink, r.size, r.atime_s, r.atime_ns, r.mtime_s, r.mtime_ns, r.ctime_s, r.ctime_ns);
     const d = this.db.prepare(`INSERT INTO ${t.dentries} (${cp}parent, name, ino) VALUES (${mark}?, ?, ?)`);
@@ -506,13 +569,14 @@ export class SqliteMeta implements MetaStore, ChunkTable {
     this.db.prepare('UPDATE checkpoints SET journal_seq = ? WHERE id = ?').run(seq, id);
   }
   get refs(): CheckpointRefs {
-    this.checkpointRefs ??= new CheckpointRefs(this.db);
+    this.checkpointRefs ??= new CheckpointRefs(this.db, () => this.cpExtents());
     return this.checkpointRefs;
   }
   deleteCheckpointRow(id: number): void {
     this.db.prepare('DELETE FROM checkpoints WHERE id = ?').run(id);
   }
-  snapshotLive(id: TreeId): boolean {
+  snapshotLive(id: TreeId, moveOut = false): boolean {
+    if (moveOut) return this.parkLive(id);
     // Files unlinked but still open on a mount (nlink 0) are not part of the tree: leave them out,
     // or a restore would bring back inodes that nothing will ever free.
     const copied = this.db.prepare(`INSERT INTO cp_inodes (cp, ${INODE_COLS}) SELECT ?, ${INODE_COLS} FROM inodes WHERE nlink > 0`).run(id).changes;
@@ -524,29 +588,54 @@ export class SqliteMeta implements MetaStore, ChunkTable {
     else this.db.prepare('INSERT INTO cp_extents (cp, ino, idx, hash) SELECT ?, e.ino, e.idx, e.hash FROM extents e JOIN inodes i ON i.ino = e.ino WHERE i.nlink > 0').run(id);
     return whole;
   }
+
+  /**
+   * The live tables become checkpoint `id`'s (renamed to `park_*`, no row copied) and the live
+   * tree is left empty, in new tables made from the same definitions, for `restoreTree` to fill.
+   * A checkpoint parked before is folded into `cp_*` first: one is parked at a time.
+   */
+  private parkLive(id: TreeId): boolean {
+    this.unpark();
+    const names = LIVE_TABLES.map((t) => `'${t}'`).join(', ');
+    const defs = this.db
+      .prepare<[], { type: string; name: string; sql: string }>(`SELECT type, name, sql FROM sqlite_master WHERE tbl_name IN (${names}) AND sql IS NOT NULL ORDER BY type = 'index'`)
+      .all();
+    for (const t of LIVE_TABLES) this.db.exec(`ALTER TABLE ${t} RENAME TO park_${t}`);
+    // An index keeps its name through the rename: the parked table's goes, the new table gets it.
+    for (const d of defs) if (d.type === 'index') this.db.exec(`DROP INDEX "${d.name.replace(/"/g, '""')}"`);
+    for (const d of defs) this.db.exec(d.sql);
+    this.s.setMeta.run(PARKED_KEY, String(id));
+    // Files unlinked but still open on a mount (nlink 0) are not part of the tree (see snapshotLive).
+    const open = this.prepared('SELECT ino FROM park_inodes WHERE nlink = 0').all() as Array<{ ino: number }>;
+    for (const { ino } of open) for (const t of ['park_inodes', 'park_symlinks', 'park_extents']) this.prepared(`DELETE FROM ${t} WHERE ino = ?`).run(ino);
+    return open.length === 0;
+  }
   setCounters(c: Counters): void {
     this.db.prepare('INSERT OR REPLACE INTO counters (id, live_bytes, live_inodes, next_ino) VALUES (1, ?, ?, ?)').run(c.live_bytes, c.live_inodes, c.next_ino);
   }
   copyTree(from: TreeId, to: TreeId): void {
-    this.db.prepare(`INSERT INTO cp_inodes (cp, ${INODE_COLS}) SELECT ?, ${INODE_COLS} FROM cp_inodes WHERE cp = ?`).run(to, from);
-    this.db.prepare('INSERT INTO cp_dentries (cp, parent, name, ino) SELECT ?, parent, name, ino FROM cp_dentries WHERE cp = ?').run(to, from);
-    this.db.prepare('INSERT INTO cp_symlinks (cp, ino, target) SELECT ?, ino, target FROM cp_symlinks WHERE cp = ?').run(to, from);
-    this.db.prepare('INSERT INTO cp_extents (cp, ino, idx, hash) SELECT ?, ino, idx, hash FROM cp_extents WHERE cp = ?').run(to, from);
+    this.unparkIf(to);
+    const f = this.tables(from);
+    for (const t of LIVE_TABLES) this.db.prepare(`INSERT INTO cp_${t} (cp, ${TREE_COLS[t]}) SELECT ?, ${TREE_COLS[t]} FROM ${f[t]} WHERE ${f.where}`).run(to, ...f.params);
   }
   restoreTree(id: TreeId): void {
-    for (const t of ['inodes', 'dentries', 'symlinks', 'extents']) this.db.exec(`DELETE FROM ${t}`);
-    this.db.prepare(`INSERT INTO inodes (${INODE_COLS}) SELECT ${INODE_COLS} FROM cp_inodes WHERE cp = ?`).run(id);
-    this.db.prepare('INSERT INTO dentries (parent, name, ino) SELECT parent, name, ino FROM cp_dentries WHERE cp = ?').run(id);
-    this.db.prepare('INSERT INTO symlinks (ino, target) SELECT ino, target FROM cp_symlinks WHERE cp = ?').run(id);
-    this.db.prepare('INSERT INTO extents (ino, idx, hash) SELECT ino, idx, hash FROM cp_extents WHERE cp = ?').run(id);
+    const f = this.tables(id);
+    for (const t of LIVE_TABLES) this.db.exec(`DELETE FROM ${t}`);
+    for (const t of LIVE_TABLES) this.db.prepare(`INSERT INTO ${t} (${TREE_COLS[t]}) SELECT ${TREE_COLS[t]} FROM ${f[t]} WHERE ${f.where}`).run(...f.params);
   }
   dropTree(id: TreeId): void {
+    if (id !== LIVE && id === this.parked()) {
+      for (const t of LIVE_TABLES) this.db.exec(`DROP TABLE park_${t}`);
+      this.s.delMeta.run(PARKED_KEY);
+      return;
+    }
     for (const t of CP_TABLES) this.db.prepare(`DELETE FROM ${t} WHERE cp = ?`).run(id);
   }
   treeCounts(id: TreeId): { files: number; bytes: number } {
+    const t = this.tables(id);
     return this.db
-      .prepare("SELECT COUNT(*) - 1 AS files, COALESCE(SUM(CASE WHEN (mode & 61440) = 32768 THEN size END), 0) AS bytes FROM cp_inodes WHERE cp = ?")
-      .get(id) as { files: number; bytes: number };
+      .prepare(`SELECT COUNT(*) - 1 AS files, COALESCE(SUM(CASE WHEN (mode & 61440) = 32768 THEN size END), 0) AS bytes FROM ${t.inodes} WHERE ${t.where}`)
+      .get(...t.params) as { files: number; bytes: number };
   }
   private prepared(sql: string): Database.Statement<unknown[]> {
     let st = this.bySql.get(sql);
@@ -557,31 +646,35 @@ export class SqliteMeta implements MetaStore, ChunkTable {
     return st;
   }
   cpLinks(tree: TreeId, ino: number): number {
-    return (this.prepared('SELECT COUNT(*) AS n FROM cp_dentries WHERE cp = ? AND ino = ?').get(tree, ino) as { n: number }).n;
+    const t = this.tables(tree);
+    return (this.prepared(`SELECT COUNT(*) AS n FROM ${t.dentries} WHERE ${t.where} AND ino = ?`).get(...t.params, ino) as { n: number }).n;
   }
+  // The edits below write a checkpoint's rows in cp_*: a parked one is folded there first.
   cpDeleteDentry(tree: TreeId, parent: number, name: string): void {
+    this.unparkIf(tree);
     this.prepared('DELETE FROM cp_dentries WHERE cp = ? AND parent = ? AND name = ?').run(tree, parent, name);
   }
   cpInsertDentry(tree: TreeId, parent: number, name: string, ino: number): void {
+    this.unparkIf(tree);
     this.prepared('INSERT INTO cp_dentries (cp, parent, name, ino) VALUES (?, ?, ?, ?)').run(tree, parent, name, ino);
   }
   cpDropInode(tree: TreeId, ino: number): void {
+    this.unparkIf(tree);
     for (const t of ['cp_inodes', 'cp_symlinks', 'cp_extents']) this.prepared(`DELETE FROM ${t} WHERE cp = ? AND ino = ?`).run(tree, ino);
   }
   cpCopyInode(tree: TreeId, from: TreeId, ino: number): void {
     this.cpDropInode(tree, ino);
-    const t = tables(from);
-    const where = from === LIVE ? '' : ` AND cp = ${from}`;
-    this.prepared(`INSERT INTO cp_inodes (cp, ${INODE_COLS}) SELECT ?, ${INODE_COLS} FROM ${t.inodes} WHERE ino = ?${where}`).run(tree, ino);
-    this.prepared(`INSERT INTO cp_symlinks (cp, ino, target) SELECT ?, ino, target FROM ${t.symlinks} WHERE ino = ?${where}`).run(tree, ino);
-    this.prepared(`INSERT INTO cp_extents (cp, ino, idx, hash) SELECT ?, ino, idx, hash FROM ${t.extents} WHERE ino = ?${where}`).run(tree, ino);
+    const t = this.tables(from);
+    for (const k of ['inodes', 'symlinks', 'extents'] as const) {
+      this.prepared(`INSERT INTO cp_${k} (cp, ${TREE_COLS[k]}) SELECT ?, ${TREE_COLS[k]} FROM ${t[k]} WHERE ino = ? AND ${t.where}`).run(tree, ino, ...t.params);
+    }
   }
   cpSetDirAttrs(tree: TreeId, ino: number, from: TreeId, fromIno: number): void {
-    const t = tables(from);
-    const where = from === LIVE ? '' : ` AND cp = ${from}`;
+    this.unparkIf(tree);
+    const t = this.tables(from);
     this.prepared(
-      `UPDATE cp_inodes SET (mode, uid, gid, mtime_s, mtime_ns) = (SELECT mode, uid, gid, mtime_s, mtime_ns FROM ${t.inodes} WHERE ino = ?${where}) WHERE cp = ? AND ino = ?`,
-    ).run(fromIno, tree, ino);
+      `UPDATE cp_inodes SET (mode, uid, gid, mtime_s, mtime_ns) = (SELECT mode, uid, gid, mtime_s, mtime_ns FROM ${t.inodes} WHERE ino = ? AND ${t.where}) WHERE cp = ? AND ino = ?`,
+    ).run(fromIno, ...t.params, tree, ino);
   }
 
   // ---- forks ----

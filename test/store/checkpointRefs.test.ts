@@ -19,7 +19,10 @@ function slowAlone(v: Vault, extra: Buffer[] = []): Map<number, number> {
   const keep = new Set(extra.map((h) => h.toString('hex')));
   for (const r of v.db.prepare('SELECT hash FROM extents').all() as Array<{ hash: Buffer }>) keep.add(r.hash.toString('hex'));
   const byCp = new Map<number, Set<string>>();
-  for (const r of v.db.prepare('SELECT cp, hash FROM cp_extents').all() as Array<{ cp: number; hash: Buffer }>) {
+  // A restore's undo checkpoint is parked: its extents are the park_extents table (host/store/sqlite.ts).
+  const parked = (v.db.prepare("SELECT value FROM meta WHERE key = 'tree.parked'").get() as { value: string } | undefined)?.value;
+  const sql = parked === undefined ? 'SELECT cp, hash FROM cp_extents' : `SELECT cp, hash FROM cp_extents UNION ALL SELECT ${Number(parked)} AS cp, hash FROM park_extents`;
+  for (const r of v.db.prepare(sql).all() as Array<{ cp: number; hash: Buffer }>) {
     const s = byCp.get(r.cp) ?? new Set<string>();
     s.add(r.hash.toString('hex'));
     byCp.set(r.cp, s);

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -9,24 +9,7 @@ import { collectGarbage } from '../../host/store/gc';
 import { AvfsHome } from '../../host/store/home';
 import { importTree } from '../../host/vfs/transfer';
 import { Vfs } from '../../host/vfs/vfs';
-import { ROOT, tempDir, tempVault } from '../helpers';
-
-/** Everything a user could observe about a tree: per path its type, mode, size, mtime, inode, bytes or link target. */
-export function treeState(vfs: Vfs): Record<string, string> {
-  const out: Record<string, string> = {};
-  const walk = (dir: string) => {
-    for (const e of vfs.readdir(dir)) {
-      const p = dir === '/' ? `/${e.name}` : `${dir}/${e.name}`;
-      const st = vfs.stat(p, false);
-      const body =
-        st.type === 'file' ? createHash('sha256').update(vfs.readFile(p)).digest('hex') : st.type === 'symlink' ? `-> ${st.target}` : '';
-      out[p] = `${st.type} ${st.mode} ${st.size} ${st.mtime_ns} ino=${st.ino} nlink=${st.nlink} ${body}`;
-      if (st.type === 'directory') walk(p);
-    }
-  };
-  walk('/');
-  return out;
-}
+import { ROOT, tempDir, tempVault, treeState } from '../helpers';
 
 const liveRef = { kind: 'live' } as const;
 const cpRef = (vfs: Vfs, name: string) => ({ kind: 'checkpoint' as const, id: vfs.vault.checkpoints.get(name).id, name });

@@ -340,6 +340,10 @@ static napi_value init(napi_env env, napi_value exports) {
   napi_set_named_property(env, exports, "peerCredentials", fn);
   napi_create_function(env, "becomeRunner", NAPI_AUTO_LENGTH, js_become_runner, NULL, &fn);
   napi_set_named_property(env, exports, "becomeRunner", fn);
+  napi_create_function(env, "scanTree", NAPI_AUTO_LENGTH, js_scan_tree, NULL, &fn);
+  napi_set_named_property(env, exports, "scanTree", fn);
+  napi_create_function(env, "readFiles", NAPI_AUTO_LENGTH, js_read_files, NULL, &fn);
+  napi_set_named_property(env, exports, "readFiles", fn);
   napi_create_function(env, "reapChild", NAPI_AUTO_LENGTH, js_reap_child, NULL, &fn);
   napi_set_named_property(env, exports, "reapChild", fn);
   return exports;

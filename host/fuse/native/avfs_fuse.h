@@ -182,6 +182,10 @@ napi_value js_peer_credentials(napi_env env, napi_callback_info info);
 napi_value js_become_runner(napi_env env, napi_callback_info info);
 napi_value js_reap_child(napi_env env, napi_callback_info info);
 
+/* tree.c: a working copy's walk and reads, one call each (host/proxy/workingCopy.ts). */
+napi_value js_scan_tree(napi_env env, napi_callback_info info);
+napi_value js_read_files(napi_env env, napi_callback_info info);
+
 /* Items queued to the main thread are request sequence numbers (from 1); this one means the loop has ended. */
 #define ENDED 0
 
