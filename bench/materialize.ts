@@ -15,7 +15,8 @@
  * commits them to a new git repository; making the 2,000 files alone; `npm install` of 10 local
  * packages (1,000 files, from a warm local cache). Then a warm line: the same vault again, after a
  * CLI write, so the working copy is brought up to date from the journal. Prints a table with ratios
- * (target: the git workload through --materialize ≤ 2× tmpfs) and the machine's load.
+ * (of medians), each round's ratio for the git workload and the target judged on their median
+ * (the git workload through --materialize ≤ 2× tmpfs), and the machine's load.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -153,8 +154,12 @@ function main(): void {
     console.log(`| ${w.name} | ${fmt(f)} | ${fmt(m)} | ${fmt(t)} | ${fmt(e)} | ${(f / t).toFixed(1)}× | ${(m / t).toFixed(2)}× |`);
   });
   console.log(`\nwarm: --materialize of \`git add -A && git commit\` after one CLI write, in the git workload's vault: ${fmt(median(warm))}`);
-  const [, m, t] = results[0]!.map(median) as [number, number, number];
-  console.log(`target: the git workload through --materialize ≤ 2× tmpfs: ${(m / t).toFixed(2)}× (${m / t <= 2 ? 'met' : 'missed'})`);
+  // Within a round the two lines run one after the other, at about the same load: the ratio of
+  // each round's pair says more on a loaded machine than the ratio of medians taken across rounds.
+  const rounds = results[0]![1]!.map((m, r) => m / results[0]![2]![r]!);
+  const ratio = median(rounds);
+  console.log(`per round, git workload --materialize ÷ tmpfs: ${rounds.map((x) => `${x.toFixed(2)}×`).join(', ')}`);
+  console.log(`target: the git workload through --materialize ≤ 2× tmpfs (median of the rounds' ratios): ${ratio.toFixed(2)}× (${ratio <= 2 ? 'met' : 'missed'})`);
 }
 
 try {
