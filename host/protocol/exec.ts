@@ -154,6 +154,17 @@ export const MaterializedRecord = z.object({
   merged: z.number().describe('paths another writer changed in the vault during the run (none the run changed), brought into the working copy after it'),
   prepare_ms: z.number(),
   commit_ms: z.number(),
+  commit_steps: z
+    .object({
+      walk_ms: z.number().describe("the walk of the working copy (every path's stat)"),
+      compare_ms: z.number().describe('working out the changes from the walk and the manifest'),
+      read_ms: z.number().describe("reading the new files' bytes"),
+      write_ms: z.number().describe("the vault's one transaction (with the journal rows and the new manifest)"),
+      finish_ms: z.number().describe("saving the manifest, and bringing others' changes into the copy"),
+    })
+    .nullable()
+    .optional()
+    .describe('where commit_ms went, step by step; null when nothing was committed'),
   kept_aside: z.string().nullable().describe('where the working copy was moved when its commit failed: the run\'s files are there'),
 });
 export type MaterializedRecord = z.infer<typeof MaterializedRecord>;

@@ -55,7 +55,8 @@ function lines(socket: Socket, onLine: (line: string) => void): void {
 export async function serveMountExec(opts: MountExecOptions): Promise<MountExecEndpoint> {
   let engine: Promise<PolicyEngine> | undefined;
   const policyEngine = () => (engine ??= import('../policy/engine').then((m) => m.createPolicyEngine()));
-  const runner = new RunnerProcess();
+  // Its runs all use this mount: the runner keeps the next one's sandbox ready, let go on close.
+  const runner = new RunnerProcess({ keepSandboxReady: true });
   // The connection to the mount's own vault stays open between runs (this process keeps that vault
   // open anyway); a run in another vault (the caller found no mount of it) opens its own.
   let own: Vault | undefined;
@@ -166,7 +167,7 @@ export async function serveMountExec(opts: MountExecOptions): Promise<MountExecE
       clearTimeout(warm);
       for (const c of runs) c.abort();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      runner.stop();
+      await runner.stop();
       own?.close();
       own = undefined;
       rmSync(opts.socket, { force: true });

@@ -343,7 +343,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
       const t0 = performance.now();
       workingCopy = WorkingCopy.take(deps.home.dir, vaultName);
       const ready = await store.prepareCopy(vaultName, workingCopy);
-      materialized = { working_copy: workingCopy.tree, synced: ready.synced, pulled: ready.pulled, committed: false, applied: 0, merged: 0, prepare_ms: Math.round(performance.now() - t0), commit_ms: 0, kept_aside: null };
+      materialized = { working_copy: workingCopy.tree, synced: ready.synced, pulled: ready.pulled, committed: false, applied: 0, merged: 0, prepare_ms: Math.round(performance.now() - t0), commit_ms: 0, commit_steps: null, kept_aside: null };
     } else {
       // The guard releases a mount only if it is this run's one-shot mount. One in avfs's own directory
       // is, from the start (the name is the run's alone): the guard hears of it before it is made, so
@@ -431,7 +431,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
         try {
           const done = await store.commitCopy(vaultName, workingCopy);
           changes = done.changes;
-          materialized = { ...materialized, committed: true, applied: done.applied, merged: done.merged };
+          materialized = { ...materialized, committed: true, applied: done.applied, merged: done.merged, commit_steps: done.steps };
         } catch (e) {
           const kept = workingCopy.keepAside(run.id);
           materialized = { ...materialized, kept_aside: kept };

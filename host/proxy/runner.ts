@@ -9,15 +9,16 @@
  * output; here the unit is the process group and the envelope keeps head and tail.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import type { Writable } from 'node:stream';
 import { constants } from 'node:os';
 import type { SandboxLimits, SandboxViolation } from '../protocol/sandbox';
-import { bwrapArgv, type SandboxSpec } from '../sandbox/bwrap';
+import { bwrapArgv, type SandboxSpec, systemTool } from '../sandbox/bwrap';
 import { makeRunCgroups, type RunCgroups, watchProcessCount } from '../sandbox/limits';
 import { type NetProxy, startNetProxy } from '../sandbox/netProxy';
 import { type Captured, HeadTailCapture } from './capture';
 import { awaitAdoptedInGroup } from './peer';
-import { closeFds, inputFile, stdoutAndStderr } from './pipes';
-import { groupMembers, stopGroup } from './processGroup';
+import { closeFds, inputFile, type OutputPipe, stdoutAndStderr } from './pipes';
+import { groupMembers, signalGroup, stopGroup } from './processGroup';
 
 export interface RunOptions {
   argv: string[];
@@ -91,10 +92,27 @@ function signalOfStatus(code: number | null): NodeJS.Signals | null {
   return (name as NodeJS.Signals | undefined) ?? null;
 }
 
-export async function runCommand(opts: RunOptions): Promise<RunResult> {
-  const out = new HeadTailCapture(opts.maxOutputBytes);
-  const err = new HeadTailCapture(opts.maxOutputBytes);
-  const started = performance.now();
+type Exit = { code: number | null; signal: NodeJS.Signals | null; spawnError?: NodeJS.ErrnoException };
+
+const exitOf = (child: ChildProcess) =>
+  new Promise<Exit>((resolve) => {
+    child.once('error', (e: NodeJS.ErrnoException) => resolve({ code: null, signal: null, spawnError: e }));
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+  });
+
+/** A command's first process, spawned: its output pipes, the run's cgroups and network proxy. */
+interface Launched {
+  child: ChildProcess;
+  exit: Promise<Exit>;
+  stdoutPipe: OutputPipe;
+  stderrPipe: OutputPipe;
+  cg: RunCgroups | undefined;
+  proxy: NetProxy | undefined;
+  /** What was spawned (an error names it). */
+  sh: string;
+}
+
+async function launch(opts: RunOptions): Promise<Launched> {
   const cg = opts.sandbox ? makeRunCgroups(opts.sandbox.processes, opts.sandbox.memoryBytes, opts.sandbox.pidMax) : undefined;
   // The run may reach only the hosts the policy read from it: through a proxy of its own.
   let proxy: NetProxy | undefined;
@@ -119,11 +137,134 @@ export async function runCommand(opts: RunOptions): Promise<RunResult> {
   } catch (e) {
     await cg?.remove();
     await proxy?.close();
+    stdoutPipe.stream.destroy();
+    stderrPipe.stream.destroy();
     throw e;
   } finally {
     // The child has its own copies now; ours would keep the pipes from ever ending.
     closeFds(childFds);
   }
+  return { child, exit: exitOf(child), stdoutPipe, stderrPipe, cg, proxy, sh: sh! };
+}
+
+/**
+ * A sandbox started ahead of its run (docs/exec.md, "The sandbox"): the whole start of a sandboxed
+ * command (the run's cgroups, the start shell, bwrap's namespaces and mounts, the signals given
+ * back) done before the request, ending in a shell that waits on a pipe for the one command it
+ * will run. Most of what the sandbox costs a run is that start (bwrap's namespaces and mounts
+ * alone: 6-8 ms here); made ahead, a run pays for a read from a pipe and two execs. Each one is
+ * used once and made after the run before it has ended, with fresh namespaces, `/tmp`, home,
+ * limits and cgroups: nothing of one run reaches the next. Only a runner that serves one mount
+ * keeps one (keepSandboxReady), for the spec of its last run: it holds a bind of the mount, which
+ * must be let go (dropReadySandbox) before the mount is unmounted.
+ */
+interface ReadySandbox extends Launched {
+  key: string;
+  exited: boolean;
+  /** The pipe the waiting shell reads its command from. */
+  request: Writable;
+}
+
+let keepReady = false;
+let ready: ReadySandbox | undefined;
+let preparing = false;
+
+/**
+ * Reads the request (shell text ended by a NUL) from fd 3, closes it, and runs it. bash for
+ * `read -d ''`, which dash lacks; the request then execs the same `env` and `sh -c 'exec "$@"'`
+ * a sandbox started on request ends with (bwrap.ts), so the command starts as it would there.
+ */
+const WAIT_FOR_REQUEST = `IFS= read -r -d '' req <&3 || exit 125; exec 3<&-; eval "$req"`;
+const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/** The request a ready sandbox runs: the command, in its directory, with exactly its environment. */
+function requestOf(opts: RunOptions): string {
+  const env = Object.entries(opts.env).flatMap(([k, v]) => (v === undefined ? [] : [quote(`${k}=${v}`)]));
+  return `cd -- ${quote(opts.cwd)} || exit 125\nexec ${systemTool('env')} -i -- ${env.join(' ')} /bin/sh -c 'exec "$@"' avfs-exec ${opts.argv.map(quote).join(' ')}\0`;
+}
+
+/** The sandboxes a ready one can stand in for: its spec decides, without the network filter's proxy (made per run). */
+const readyKey = (spec: SandboxSpec | undefined): string | undefined => (spec && !spec.allowHosts ? JSON.stringify(spec) : undefined);
+
+/** Whether this process keeps a sandbox ready for its next run (a runner serving one mount). */
+export function keepSandboxReady(on: boolean): void {
+  keepReady = on;
+  if (!on) void dropReadySandbox();
+}
+
+/** Ends the ready sandbox, if any (its processes, cgroups and pipes); resolves once it has exited. */
+export async function dropReadySandbox(): Promise<void> {
+  const r = ready;
+  ready = undefined;
+  if (!r) return;
+  if (!r.exited && r.child.pid !== undefined) signalGroup(r.child.pid, 'SIGKILL');
+  await r.exit;
+  if (r.child.pid !== undefined) await awaitAdoptedInGroup(r.child.pid, 1000);
+  r.stdoutPipe.stream.destroy();
+  r.stderrPipe.stream.destroy();
+  await r.cg?.remove();
+}
+
+/** Starts a sandbox for the next run in `spec` (one at a time; one of another spec is dropped). */
+async function prepareSandbox(spec: SandboxSpec): Promise<void> {
+  const key = readyKey(spec);
+  if (!keepReady || !key || preparing || ready?.key === key) return;
+  preparing = true;
+  try {
+    await prepare(spec, key);
+  } finally {
+    preparing = false;
+  }
+}
+
+async function prepare(spec: SandboxSpec, key: string): Promise<void> {
+  await dropReadySandbox();
+  const cg = makeRunCgroups(spec.processes, spec.memoryBytes, spec.pidMax);
+  const [stdoutPipe, stderrPipe] = await stdoutAndStderr();
+  const argv = ['/bin/sh', '-c', START_SANDBOXED, 'avfs-sandbox', ...cg.join, '--', ...bwrapArgv(spec, spec.mountpoint, ['/bin/bash', '-c', WAIT_FOR_REQUEST, 'avfs-wait'], cg.by)];
+  let child: ChildProcess;
+  try {
+    // Only the request carries the run's environment: this start has none of its own to leak.
+    child = spawn(argv[0]!, argv.slice(1), { cwd: '/', env: { PATH: '/usr/bin:/bin' }, detached: true, stdio: ['ignore', stdoutPipe.childFd, stderrPipe.childFd, 'pipe'] });
+  } catch {
+    stdoutPipe.stream.destroy();
+    stderrPipe.stream.destroy();
+    await cg.remove();
+    return;
+  } finally {
+    closeFds([stdoutPipe.childFd, stderrPipe.childFd]);
+  }
+  const request = child.stdio[3] as Writable;
+  request.on('error', () => undefined);
+  const r: ReadySandbox = { key, child, exit: exitOf(child), stdoutPipe, stderrPipe, cg, proxy: undefined, sh: argv[0]!, exited: false, request };
+  void r.exit.then(() => {
+    r.exited = true;
+    // Ended before its run came (its mount went away…): the next run starts its own.
+    if (ready === r) void dropReadySandbox();
+  });
+  ready = r;
+  // Turned off, or another was made meanwhile: this one goes.
+  if (!keepReady) void dropReadySandbox();
+}
+
+/** The ready sandbox, given this run's command, if it was made for a run like this one (a stdin file is given at spawn: not). */
+function takeReadySandbox(opts: RunOptions): Launched | undefined {
+  const r = ready;
+  if (!r || r.exited || opts.stdin !== undefined || r.key !== readyKey(opts.sandbox)) {
+    if (r && opts.stdin === undefined) void dropReadySandbox();
+    return undefined;
+  }
+  ready = undefined;
+  r.request.end(requestOf(opts));
+  return r;
+}
+
+export async function runCommand(opts: RunOptions): Promise<RunResult> {
+  const out = new HeadTailCapture(opts.maxOutputBytes);
+  const err = new HeadTailCapture(opts.maxOutputBytes);
+  const started = performance.now();
+  const taken = opts.sandbox ? takeReadySandbox(opts) : undefined;
+  const { child, exit: exited_, stdoutPipe, stderrPipe, cg, proxy, sh } = taken ?? (await launch(opts));
   if (child.pid !== undefined) opts.onStart?.(child.pid);
   // No cgroup counts what the kernel refused: the run's processes are counted as it goes.
   const counted = opts.sandbox && cg && child.pid !== undefined && cg.by.processes !== 'cgroup' && cg.by.processes !== null ? watchProcessCount(child.pid, opts.sandbox.processes) : undefined;
@@ -171,10 +312,7 @@ export async function runCommand(opts: RunOptions): Promise<RunResult> {
     });
   const drained = Promise.all([drain(stdoutPipe.stream, out, 'stdout'), drain(stderrPipe.stream, err, 'stderr')]);
 
-  const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; spawnError?: NodeJS.ErrnoException }>((resolve) => {
-    child.once('error', (e: NodeJS.ErrnoException) => resolve({ code: null, signal: null, spawnError: e }));
-    child.once('exit', (code, signal) => resolve({ code, signal }));
-  });
+  const exit = await exited_;
   const durationMs = Math.round(performance.now() - started);
   counted?.stop();
   exited = true;
@@ -224,5 +362,10 @@ export async function runCommand(opts: RunOptions): Promise<RunResult> {
     exitCode = exit.code ?? 1;
   }
   const signal = exit.signal ?? (opts.sandbox ? signalOfStatus(exit.code) : null);
+  // The next run's sandbox, made now that this one's has ended, after this result is on its way.
+  if (keepReady && opts.sandbox) {
+    const spec = opts.sandbox;
+    setImmediate(() => void prepareSandbox(spec).catch(() => undefined));
+  }
   return { exitCode, signal, timedOut, cancelled, stdout: out.result(), stderr: err.result(), durationMs, leftovers, ...(sandbox ? { sandbox } : {}) };
 }

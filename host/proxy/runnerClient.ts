@@ -17,6 +17,9 @@ export type RunnerRequest = { type: 'run'; id: number; opts: SentOptions } | { t
  * (the command waits), not in either process's memory.
  */
 export const OUTPUT_WINDOW_BYTES = 4 * 1024 * 1024;
+
+/** The runner's argument that makes it keep the next run's sandbox ready (runner.ts: a runner serving one mount). */
+export const KEEP_SANDBOX_READY = '--keep-sandbox-ready';
 export type RunnerReply =
   | { type: 'ready' }
   | { type: 'started'; id: number; pid: number }
@@ -37,6 +40,9 @@ interface Run {
 }
 
 export class RunnerProcess {
+  /** `keepSandboxReady`: for a runner whose runs all use one mount (runner.ts; stop() lets it go). */
+  constructor(private readonly options: { keepSandboxReady?: boolean } = {}) {}
+
   private child: ChildProcess | undefined;
   private ready: Promise<void> | undefined;
   private readonly runs = new Map<number, Run>();
@@ -46,7 +52,7 @@ export class RunnerProcess {
   start(): Promise<void> {
     if (this.ready) return this.ready;
     const { file, execArgv } = runnerScript();
-    const child = fork(file, [], { execArgv, serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    const child = fork(file, this.options.keepSandboxReady ? [KEEP_SANDBOX_READY] : [], { execArgv, serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
     this.child = child;
     this.ready = new Promise<void>((resolve, reject) => {
       child.once('error', reject);
@@ -93,8 +99,16 @@ export class RunnerProcess {
     });
   }
 
-  /** Ends the process (its running commands are stopped as a cancellation stops them). */
-  stop(): void {
-    if (this.child?.connected) this.child.disconnect();
+  /** Ends the process (its running commands are stopped as a cancellation stops them); resolves once it has exited (at most `ms`). */
+  async stop(ms = 5000): Promise<void> {
+    const child = this.child;
+    if (!child?.connected) return;
+    const gone = new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      setTimeout(resolve, ms).unref();
+    });
+    child.disconnect();
+    await gone;
   }
 }

@@ -7,8 +7,8 @@
  */
 import { becomeRunner, reapAdopted } from './peer';
 import { keepSparePipes } from './pipes';
-import { runCommand } from './runner';
-import { OUTPUT_WINDOW_BYTES, type RunnerReply, type RunnerRequest } from './runnerClient';
+import { dropReadySandbox, keepSandboxReady, runCommand } from './runner';
+import { KEEP_SANDBOX_READY, OUTPUT_WINDOW_BYTES, type RunnerReply, type RunnerRequest } from './runnerClient';
 
 /** A run: its cancellation, and the output sent that the host has not acknowledged yet. */
 interface Running {
@@ -72,13 +72,19 @@ process.on('message', (m: RunnerRequest) => {
     });
 });
 
+// A runner serving one mount keeps the next run's sandbox ready (runner.ts).
+keepSandboxReady(process.argv.includes(KEEP_SANDBOX_READY));
+
 process.on('disconnect', () => {
   for (const r of running.values()) {
     r.cancel.abort();
     r.room?.resolve();
   }
+  // The ready sandbox holds a bind of its mount: gone before this process is (its mount is unmounted next).
+  keepSandboxReady(false);
+  const dropped = dropReadySandbox();
   const leave = setInterval(() => {
-    if (running.size === 0) process.exit(0);
+    if (running.size === 0) void dropped.then(() => process.exit(0));
   }, 50);
   leave.unref();
 });

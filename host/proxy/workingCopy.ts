@@ -80,6 +80,17 @@ export interface CommitResult {
   applied: number;
   /** Paths others changed in the vault during the run, brought into the copy afterwards. */
   merged: number;
+  /** Milliseconds of each step of the commit. */
+  steps: CommitSteps;
+}
+
+/** Where a commit's time went (ms): the walk, working out the changes, reading new files, the vault's transaction, the manifest and merge after it. */
+export interface CommitSteps {
+  walk_ms: number;
+  compare_ms: number;
+  read_ms: number;
+  write_ms: number;
+  finish_ms: number;
 }
 
 const STATE_VERSION = 1;
@@ -551,7 +562,15 @@ export class WorkingCopy {
     const s = this.state;
     if (!s) throw new AvfsError('Internal', 'the working copy was not prepared');
     const old = s.entries;
+    let t = performance.now();
+    const steps: CommitSteps = { walk_ms: 0, compare_ms: 0, read_ms: 0, write_ms: 0, finish_ms: 0 };
+    const step = (k: keyof CommitSteps) => {
+      const n = performance.now();
+      steps[k] = Math.round((n - t) * 10) / 10;
+      t = n;
+    };
     const now = this.scan();
+    step('walk_ms');
     const vfs = new Vfs(vault);
     const readLocal = (p: string) => fs.readFileSync(this.local(p));
 
@@ -794,10 +813,12 @@ export class WorkingCopy {
       batchPaths.push(p);
     };
     // The new files' bytes, read before the transaction (the copy is this run's alone by now).
+    step('compare_ms');
     const newBytes = readFilesIn(
       this.tree,
       creates.filter((c) => c.linkTo === undefined && !old.has(c.path) && now.get(c.path)!.kind === 'file').map((c) => [c.path, now.get(c.path)!.st.size]),
     );
+    step('read_ms');
     let others: string[] = [];
     let applied = 0;
     vfs.mutate('/', () => {
@@ -870,8 +891,8 @@ export class WorkingCopy {
       }
       s.entries = entries;
       s.seq = vault.journal.lastSeq();
-
     });
+    step('write_ms');
     // What others changed meanwhile comes into the copy now (none of it is the run's).
     let merged = 0;
     if (others.length > 0) {
@@ -879,11 +900,13 @@ export class WorkingCopy {
       if (pulled === null) {
         writePrivateFile(this.marker, String(process.pid));
         this.save(s);
-        return { changes: summary, applied, merged: 0 };
+        step('finish_ms');
+        return { changes: summary, applied, merged: 0, steps };
       }
       merged = pulled;
     }
     this.finish(s);
-    return { changes: summary, applied, merged };
+    step('finish_ms');
+    return { changes: summary, applied, merged, steps };
   }
 }

@@ -55,7 +55,7 @@ const tools = new Map<string, string>();
  * A system program the sandbox runs around the command (env, prlimit, unshare), by its real path: a
  * PATH entry the sandbox hides (a folder under /tmp or the home linking to /usr/bin) cannot lose it.
  */
-function systemTool(name: string): string {
+export function systemTool(name: string): string {
   let found = tools.get(name);
   if (found === undefined) {
     found = `/usr/bin/${name}`;

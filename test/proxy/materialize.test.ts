@@ -114,6 +114,11 @@ describe("avfs proxy exec --materialize", () => {
     assert.equal(env.result.state, "completed");
     assert.equal(env.request.materialize, true);
     assert.equal(env.result.materialized?.committed, true);
+    // Where the commit's time went, step by step: five figures that add up to (about) commit_ms.
+    const steps = env.result.materialized?.commit_steps;
+    assert.deepEqual(Object.keys(steps ?? {}).sort(), ["compare_ms", "finish_ms", "read_ms", "walk_ms", "write_ms"]);
+    const sum = Object.values(steps!).reduce((a, b) => a + b, 0);
+    assert.ok(sum > 0 && sum <= env.result.materialized!.commit_ms + 1, `steps ${JSON.stringify(steps)} against commit_ms ${env.result.materialized!.commit_ms}`);
     const c = env.result.changes!;
     assert.deepEqual(c.added, [
       {
@@ -311,6 +316,7 @@ describe("avfs proxy exec --materialize", () => {
     assert.deepEqual(env.result.error?.paths, ["/shared.txt"]);
     assert.equal(await cat("clash", "/shared.txt"), "cli\n");
     assert.equal((await stat("clash", "/own.txt")).error, "NotFound");
+    assert.equal(env.result.materialized?.commit_steps, null, "nothing was committed");
     const kept = env.result.materialized?.kept_aside;
     assert.ok(
       kept && readFileSync(join(kept, "own.txt"), "utf8") === "run\n",

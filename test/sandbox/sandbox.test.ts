@@ -244,6 +244,51 @@ describe('sandbox: workspace runs from a one-shot CLI, as root', () => {
     assert.equal(env.result.sandbox?.mode, 'workspace');
   });
 
+  test('a kept mount\'s server starts each run\'s sandbox ahead of it, one per run: nothing of one run is in the next; unmounting ends the waiting one', async () => {
+    const marker = `avfs-ahead-${process.pid}`;
+    // Handed to the mount's server (AVFS_NO_HOST=1 would keep each run in its CLI; no host runs in this home).
+    const handed = async (args: string[]) => {
+      const r = await runCli(['--json', '--vault', 'main', 'proxy', 'exec', ...args], { ...opts, env: { ...opts.env, AVFS_NO_HOST: '0' } });
+      return { code: r.code, env: envelopeOf(r.stdout), stderr: r.stderr };
+    };
+    // What a run can see of itself: its cgroups, how long its sandbox's init waited for it. (Its
+    // namespaces' numbers say nothing: the kernel gives a freed one's number to the next.)
+    const self = `echo "cgroup=$(grep -E ':(pids|memory):' /proc/self/cgroup | sort | tr '\\n' ' ')"; echo "waited=$(( $(cut -d' ' -f22 /proc/self/stat) - $(cut -d' ' -f22 /proc/1/stat) ))"`;
+    // Scripts the policy cannot read (allowed with a checkpoint, in the sandbox).
+    assert.equal((await cli(['--vault', 'main', 'write', '/first.sh'], `${self}\necho left > /tmp/${marker}; echo left > "$HOME/${marker}"\nsetsid bash -c 'exec -a ${marker} sleep 30' &\necho started\n`)).code, 0);
+    assert.equal((await cli(['--vault', 'main', 'write', '/second.sh'], `${self}\nls -A /tmp "$HOME"\npgrep -f ${marker} || echo none\n`)).code, 0);
+    // The mount's server has run one command at least: it keeps the next one's sandbox ready from then on.
+    assert.equal((await handed(['--keep-mount', '--', 'true'])).env.result.state, 'completed');
+    assert.equal((await handed(['--', 'true'])).env.result.mount_reused, true);
+    const first = await handed(['--', 'bash', 'first.sh']);
+    assert.equal(first.env.result.mount_reused, true);
+    assert.equal(first.env.result.state, 'completed', first.env.result.stderr);
+    const mount = (JSON.parse((await cli(['--json', 'mounts'])).stdout) as { mounts: Array<{ pid: number; mountpoint: string }> }).mounts[0]!;
+    // The next run's sandbox is made after this one ended, and waits for it.
+    await new Promise((r) => setTimeout(r, 1500));
+    const second = await handed(['--', 'bash', 'second.sh']);
+    assert.equal(second.env.result.state, 'completed', second.env.result.stderr);
+    assert.equal(second.env.result.mount_reused, true);
+    const facts = (out: string) => Object.fromEntries(out.split('\n').filter((l) => /^\w+=/.test(l)).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+    const a = facts(first.env.result.stdout);
+    const b = facts(second.env.result.stdout);
+    // Started ahead: its init had waited (in clock ticks of 10 ms) for the request, a start on request a few.
+    assert.ok(Number(b.waited) >= 100, `the second run's sandbox was started ahead of it: ${second.env.result.stdout}`);
+    assert.match(b.cgroup ?? '', /avfs-run-/);
+    assert.notEqual(b.cgroup, a.cgroup, 'each run has cgroups of its own');
+    assert.ok(!second.env.result.stdout.includes(marker), `nothing of the first run is in the second: ${second.env.result.stdout}`);
+    assert.match(second.env.result.stdout, /^none$/m);
+    assert.equal(second.env.result.leftover_processes, 0);
+    assert.equal(second.env.result.sandbox?.mode, 'workspace');
+    assert.equal(second.env.result.sandbox?.limits?.processes_by, first.env.result.sandbox?.limits?.processes_by);
+    // A third run's sandbox is waiting now, holding a bind of the mount: unmounting lets it go, and the server leaves.
+    assert.ok(await waitFor(async () => (await sh('pgrep', ['-f', `${mount.mountpoint}.*avfs-wait`])).stdout !== '', 10_000), 'a sandbox waits for the next run');
+    assert.equal((await cli(['unmount', mount.mountpoint])).code, 0);
+    assert.ok(await waitFor(() => !alive(mount.pid), 10_000), 'the mount\'s server has left');
+    assert.equal((await sh('pgrep', ['-f', `${mount.mountpoint}.*avfs-wait`])).stdout, '');
+    assert.equal((await sh('grep', ['-c', mount.mountpoint, '/proc/self/mounts'])).stdout.trim(), '0');
+  });
+
   test('without bubblewrap --sandbox workspace fails with SandboxUnavailable and nothing runs; the default falls back to none and says so; avfs doctor says why', async () => {
     const noBwrap = { ...opts, env: { ...opts.env, PATH: '/nonexistent' } };
     const fallback = await runCli(['--json', '--vault', 'main', 'proxy', 'exec', '--', '/bin/sh', '-c', 'echo unboxed'], noBwrap);
