@@ -15,6 +15,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { AgentFS } from 'agentfs-sdk';
+import Database from 'better-sqlite3';
 import { checkBackend } from '../host/store/backend';
 import { AvfsHome } from '../host/store/home';
 import { benchBackends } from './_backends';
@@ -63,7 +64,7 @@ type Op =
   | 'impMiB';
 /** The rows measured beside the raw design; `…Cpu`: the process's CPU time per operation (all its threads), in µs. */
 type RawOp = 'w1k' | 'r1k' | 'stat';
-type Sample = Partial<Record<Op | `${RawOp}Cpu`, number>>;
+type Sample = Partial<Record<Op | `${RawOp}Cpu` | `${RawOp}Stmts`, number>>;
 type BackendId = 'avfs' | 'raw' | 'agentfs' | 'fsTmp' | 'fsShm';
 
 interface OpInfo {
@@ -117,15 +118,44 @@ function median(xs: number[]): number {
 /** CPU time (user + system, all threads) of the last time() call, in ms: less swayed by a loaded machine than wall time. */
 let lastCpuMs = 0;
 
+/**
+ * SQLite statements this thread has run (each run/get/all/iterate of a prepared statement and each
+ * exec), counted with --raw only: the table's statements per call, both sides counted the same way.
+ */
+let statements = 0;
+let lastStatements = 0;
+if (RAW_ONLY) {
+  const mem = new Database(':memory:');
+  const proto = Object.getPrototypeOf(mem.prepare('SELECT 1')) as Record<string, (...a: unknown[]) => unknown>;
+  for (const m of ['run', 'get', 'all', 'iterate']) {
+    const orig = proto[m]!;
+    proto[m] = function (this: unknown, ...a: unknown[]) {
+      statements++;
+      return orig.apply(this, a);
+    };
+  }
+  const dbProto = Database.prototype as unknown as Record<string, (...a: unknown[]) => unknown>;
+  const exec = dbProto.exec!;
+  dbProto.exec = function (this: unknown, ...a: unknown[]) {
+    statements++;
+    return exec.apply(this, a);
+  };
+  mem.close();
+}
+/** Statements per operation of the last time() call over `n` operations. */
+const stmtsPerOp = (n: number): number => lastStatements / n;
+
 /** Times a synchronous loop body; returns milliseconds. */
 function time(fn: () => void): number {
   settle();
   const c0 = process.cpuUsage();
+  const s0 = statements;
   const t = performance.now();
   fn();
   const ms = performance.now() - t;
   const c = process.cpuUsage(c0);
   lastCpuMs = (c.user + c.system) / 1000;
+  lastStatements = statements - s0;
   return ms;
 }
 
@@ -212,17 +242,20 @@ function repAvfs(dir: string): Sample {
       for (let i = 0; i < SMALL_N; i++) vfs.writeFile(smallPath(i), small[i]!);
     }) / 1000);
     out.w1kCpu = cpuPerOp(SMALL_N);
+    out.w1kStmts = stmtsPerOp(SMALL_N);
     let bytes = 0;
     out.r1k = SMALL_N / (time(() => {
       for (let i = 0; i < SMALL_N; i++) bytes += vfs.readFile(smallPath(i)).length;
     }) / 1000);
     out.r1kCpu = cpuPerOp(SMALL_N);
+    out.r1kStmts = stmtsPerOp(SMALL_N);
     check(bytes === SMALL_N * SMALL_SIZE, 'avfs read 1 KiB');
     let sizes = 0;
     out.stat = SMALL_N / (time(() => {
       for (let i = 0; i < SMALL_N; i++) sizes += vfs.stat(smallPath(i)).size;
     }) / 1000);
     out.statCpu = cpuPerOp(SMALL_N);
+    out.statStmts = stmtsPerOp(SMALL_N);
     check(sizes === SMALL_N * SMALL_SIZE, 'avfs stat');
     if (RAW_ONLY) return out;
     let n = 0;
@@ -314,17 +347,20 @@ function repRaw(dir: string): Sample {
       for (let i = 0; i < SMALL_N; i++) raw.writeFile(smallPath(i), small[i]!);
     }) / 1000);
     out.w1kCpu = cpuPerOp(SMALL_N);
+    out.w1kStmts = stmtsPerOp(SMALL_N);
     let bytes = 0;
     out.r1k = SMALL_N / (time(() => {
       for (let i = 0; i < SMALL_N; i++) bytes += raw.readFile(smallPath(i)).length;
     }) / 1000);
     out.r1kCpu = cpuPerOp(SMALL_N);
+    out.r1kStmts = stmtsPerOp(SMALL_N);
     check(bytes === SMALL_N * SMALL_SIZE, 'raw read 1 KiB');
     let sizes = 0;
     out.stat = SMALL_N / (time(() => {
       for (let i = 0; i < SMALL_N; i++) sizes += Number(raw.stat(smallPath(i)).size);
     }) / 1000);
     out.statCpu = cpuPerOp(SMALL_N);
+    out.statStmts = stmtsPerOp(SMALL_N);
     check(sizes === SMALL_N * SMALL_SIZE, 'raw stat');
   } finally {
     raw.close();
@@ -716,10 +752,20 @@ function printRawTable(samples: Map<BackendId, Sample[]>): void {
     const r = med('raw', op);
     const ac = med('avfs', `${op}Cpu`);
     const rc = med('raw', `${op}Cpu`);
-    return { op, a, r, x: r / a, ac, rc, xc: ac / rc };
+    return { op, a, r, x: r / a, ac, rc, xc: ac / rc, as: med('avfs', `${op}Stmts`), rs: med('raw', `${op}Stmts`) };
   });
-  const header = ['operation', 'unit', 'avfs', 'raw better-sqlite3', 'avfs time ÷ raw', 'avfs CPU µs/op', 'raw CPU µs/op', 'avfs CPU ÷ raw'];
-  const cells = rows.map(({ op, a, r, x, ac, rc, xc }) => [OPS[op].label, OPS[op].unit, fmt(a, 'ops/s'), fmt(r, 'ops/s'), `${x.toFixed(2)}×`, ac.toFixed(1), rc.toFixed(1), `${xc.toFixed(2)}×`]);
+  const header = ['operation', 'unit', 'avfs', 'raw better-sqlite3', 'avfs time ÷ raw', 'avfs CPU µs/op', 'raw CPU µs/op', 'avfs CPU ÷ raw', 'statements/op avfs, raw'];
+  const cells = rows.map(({ op, a, r, x, ac, rc, xc, as, rs }) => [
+    OPS[op].label,
+    OPS[op].unit,
+    fmt(a, 'ops/s'),
+    fmt(r, 'ops/s'),
+    `${x.toFixed(2)}×`,
+    ac.toFixed(1),
+    rc.toFixed(1),
+    `${xc.toFixed(2)}×`,
+    `${as.toFixed(1)}, ${rs.toFixed(1)}`,
+  ]);
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
   console.log(pad(header, widths));
   console.log('|' + widths.map((w, i) => (i === 0 || i === 1 ? '-'.repeat(w + 2) : '-'.repeat(w + 1) + ':')).join('|') + '|');

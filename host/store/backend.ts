@@ -87,6 +87,8 @@ export interface NewName {
   target?: string;
   /** The file's chunk hashes, in order (the chunks are stored already). */
   extents?: Buffer[];
+  /** Instead of extents: a file of one small piece, kept in its extent row (`MetaStore.upsertInline`). */
+  inline?: { hash: Buffer; data: Uint8Array };
 }
 
 export interface DirentMode {
@@ -178,8 +180,8 @@ export interface MetaStore extends ChunkTable {
   counters(): Counters | undefined;
   addBytes(n: number): void;
   addInodes(n: number): void;
-  /** Takes the next inode number and counts one more inode. */
-  takeIno(): number;
+  /** Takes the next inode number and counts one more inode (and `bytes` more live bytes: a file made with its content). */
+  takeIno(bytes?: number): number;
   /** Recomputes the live totals from the live tree. */
   recount(): void;
   setCounters(c: Counters): void;
@@ -236,6 +238,15 @@ export interface MetaStore extends ChunkTable {
   deleteExtents(ino: number): void;
   deleteExtentsFrom(ino: number, idx: number): void;
   copyExtents(src: number, dst: number): void;
+  /**
+   * Optional (SQLite, schema 6): pieces up to this many bytes may be kept in their extent row
+   * (`upsertInline`) instead of the chunk table; 0 or absent: never. Reads of the live tree
+   * (`extentsWithData`) return them as they return chunks; saving a checkpoint tree
+   * (`snapshotLive`, `cpCopyInode` from the live tree) moves them into the chunk table first.
+   */
+  readonly inlineMax?: number;
+  /** Sets extent `idx` of `ino` to the piece `data` named `hash`, held in the extent row itself. */
+  upsertInline?(ino: number, idx: number, hash: Buffer, data: Uint8Array): void;
   /**
    * Many creates at once (a working copy's commit-back): each name's inode row, entry, target and
    * extents, in the caller's write. Counters, nlink of existing inodes and the parents' times are

@@ -40,8 +40,13 @@ export function contentDigests(meta: MetaStore, ref: TreeRef): Map<number, strin
 
 export function readTreeFile(meta: MetaStore, chunks: ChunkStore, ref: TreeRef, ino: number, size: number): Buffer {
   const out = Buffer.alloc(size);
-  for (const { idx, hash } of meta.extents(treeId(ref), ino)) {
-    const data = chunks.get(hash);
+  const tree = treeId(ref);
+  // The live tree's small pieces may be inline (in their extent rows): read with their rows there.
+  const rows =
+    tree === LIVE && meta.extentsWithData
+      ? meta.extentsWithData(ino, 0, Number.MAX_SAFE_INTEGER).map((e) => ({ idx: e.idx, data: chunks.checked(e.hash, e.data) }))
+      : meta.extents(tree, ino).map((e) => ({ idx: e.idx, data: chunks.get(e.hash) }));
+  for (const { idx, data } of rows) {
     if (data) data.copy(out, idx * CHUNK_SIZE, 0, Math.max(0, Math.min(data.length, size - idx * CHUNK_SIZE)));
   }
   return out;

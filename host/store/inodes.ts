@@ -155,6 +155,8 @@ export interface SetAttr {
   mtime?: bigint;
 }
 
+const asBuffer = (data: Uint8Array): Buffer => (Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+
 const defaultUid = typeof process.getuid === 'function' ? process.getuid() : 0;
 const defaultGid = typeof process.getgid === 'function' ? process.getgid() : 0;
 
@@ -162,9 +164,13 @@ export class InodeStore {
   readonly chunks: ChunkStore;
   readonly quotas: QuotaBook;
 
+  /** Pieces up to this size go into their extent row (MetaStore.inlineMax; 0: never). */
+  private readonly inlineMax: number;
+
   constructor(readonly meta: MetaStore) {
     this.chunks = new ChunkStore(meta);
     this.quotas = new QuotaBook(meta);
+    this.inlineMax = meta.upsertInline ? (meta.inlineMax ?? 0) : 0;
   }
 
   /** Writes the root directory and counters into a freshly migrated vault. */
@@ -239,28 +245,50 @@ export class InodeStore {
     const size = knownSize ?? this.mustGetattr(ino).size;
     const end = Math.min(size, offset + length);
     if (end <= offset) return Buffer.alloc(0);
-    const first = Math.floor(offset / CHUNK_SIZE);
-    const last = Math.floor((end - 1) / CHUNK_SIZE);
-    // One statement where the backend joins extents to chunks (a fresh copy of each: `own`); else an extent list, then each chunk.
-    const joined = this.meta.extentsWithData?.(ino, first, last);
-    const rows = joined ?? this.meta.extents(LIVE, ino, first, last).map((e) => ({ ...e, data: this.meta.chunkGet(e.hash) }));
-    const chunk = (hash: Buffer, held: Buffer | undefined): Buffer => {
-      const data = this.chunks.checked(hash, held);
-      if (!data) throw new AvfsError('StorageError', `missing chunk ${hash.toString('hex')} of inode ${ino}`, { ino });
-      return data;
-    };
-    // A whole file in one chunk this file holds: the joined row's own copy is the answer.
+    const rows = this.pieces(ino, Math.floor(offset / CHUNK_SIZE), Math.floor((end - 1) / CHUNK_SIZE));
+    // A whole file in one piece: the row's own copy (a fresh buffer) is the answer.
     const only = rows.length === 1 ? rows[0]! : undefined;
-    if (joined && only && only.idx === 0 && offset === 0 && only.data?.length === end) return chunk(only.hash, only.data);
+    if (only?.own && only.idx === 0 && offset === 0 && only.data.length === end) return only.data;
     const out = Buffer.alloc(end - offset);
-    for (const { idx, hash, data: held } of rows) {
-      const data = chunk(hash, held);
+    for (const { idx, data } of rows) {
       const chunkStart = idx * CHUNK_SIZE;
       const from = Math.max(offset, chunkStart);
       const to = Math.min(end, chunkStart + data.length);
       if (to > from) data.copy(out, from - offset, from - chunkStart, to - chunkStart);
     }
     return out;
+  }
+
+  /**
+   * The pieces `first..last` of a live file, checked against their hashes, in index order (holes
+   * left out). `own`: the buffer is this call's copy (the backend joined it to its extent row: an
+   * inline piece or this file's chunk). A piece that cannot be found is StorageError.
+   */
+  pieces(ino: number, first: number, last: number): Array<{ idx: number; data: Buffer; own: boolean }> {
+    // One statement where the backend joins extents to their bytes; else an extent list, then each chunk.
+    const joined = this.meta.extentsWithData?.(ino, first, last);
+    const rows = joined ?? this.meta.extents(LIVE, ino, first, last).map((e) => ({ ...e, data: this.meta.chunkGet(e.hash) }));
+    return rows.map(({ idx, hash, data: held }) => {
+      const data = this.chunks.checked(hash, held);
+      if (!data) throw new AvfsError('StorageError', `missing chunk ${hash.toString('hex')} of inode ${ino}`, { ino });
+      return { idx, data, own: joined !== undefined && held !== undefined };
+    });
+  }
+
+  /** Piece `idx` of a live file (checked), or undefined for a hole. */
+  private pieceAt(ino: number, idx: number): Buffer | undefined {
+    if (this.meta.extentsWithData) {
+      const r = this.meta.extentsWithData(ino, idx, idx)[0];
+      return r ? this.chunks.checked(r.hash, r.data) : undefined;
+    }
+    const h = this.meta.extent(ino, idx);
+    return h ? this.chunks.get(h) : undefined;
+  }
+
+  /** Sets piece `idx` of `ino`: in its extent row when small enough (SQLite), else as a chunk. */
+  private putPiece(ino: number, idx: number, piece: Uint8Array): void {
+    if (piece.length <= this.inlineMax) this.meta.upsertInline!(ino, idx, hashChunk(piece), asBuffer(piece));
+    else this.meta.upsertExtent(ino, idx, this.chunks.put(piece));
   }
 
   readAll(ino: number, knownSize?: number): Buffer {
@@ -284,17 +312,15 @@ export class InodeStore {
       const q = this.quotas.get();
       this.quotas.checkBytes(this.liveBytes, data.length, data.length, 0, spec.pathForErrors, q);
       const a = this.insert(parent, name, spec, q, data.length);
-      for (let off = 0, idx = 0; off < data.length; off += CHUNK_SIZE, idx++) {
-        this.meta.upsertExtent(a.ino, idx, this.chunks.put(data.subarray(off, off + CHUNK_SIZE)));
-      }
-      if (data.length > 0) this.meta.addBytes(data.length);
+      for (let off = 0, idx = 0; off < data.length; off += CHUNK_SIZE, idx++) this.putPiece(a.ino, idx, data.subarray(off, off + CHUNK_SIZE));
       return a;
     });
   }
 
   private insert(parent: number, name: string, spec: NewInode, q: Quotas, contentSize: number): Attr {
     this.quotas.checkInodes(() => this.counters().liveInodes, 1, spec.pathForErrors, q);
-    const ino = this.meta.takeIno();
+    // A regular file's content is counted with its inode: one counters update.
+    const ino = this.meta.takeIno(contentSize);
     const now = nowNs();
     const [s, ns] = split(now);
     const isDir = (spec.mode & S_IFMT) === S_IFDIR;
@@ -372,7 +398,9 @@ export class InodeStore {
           name.ino = next++;
           name.row = { ino: name.ino, mode, uid: defaultUid, gid: inherit ? pGid : defaultGid, nlink: isDir ? 2 : 1, size, atime_s: s, atime_ns: ns, mtime_s: ms, mtime_ns: mns, ctime_s: s, ctime_ns: ns };
           if (e.target !== undefined) name.target = e.target;
-          if (e.data && e.data.length > 0) {
+          if (e.data && e.data.length > 0 && e.data.length <= this.inlineMax) {
+            name.inline = { hash: hashChunk(e.data), data: asBuffer(e.data) };
+          } else if (e.data && e.data.length > 0) {
             name.extents = [];
             for (let off = 0; off < e.data.length; off += CHUNK_SIZE) {
               const piece = e.data.subarray(off, off + CHUNK_SIZE);
@@ -399,6 +427,7 @@ export class InodeStore {
             if (r.mtime_s !== s || r.mtime_ns !== ns) this.meta.setAttrs(r.ino, r.mode, r.uid, r.gid, s, ns, r.mtime_s, r.mtime_ns, s, ns);
             if (n.target !== undefined) this.meta.insertSymlink(n.ino, n.target);
             n.extents?.forEach((h, idx) => this.meta.upsertExtent(n.ino, idx, h));
+            if (n.inline) this.meta.upsertInline!(n.ino, 0, n.inline.hash, n.inline.data);
           }
           this.meta.insertDentry(n.parent, n.name, n.ino);
         }
@@ -513,14 +542,13 @@ export class InodeStore {
           const oldLen = Math.max(0, Math.min(CHUNK_SIZE, a.size - idx * CHUNK_SIZE));
           const merged = Buffer.alloc(Math.max(oldLen, inChunk + n));
           if (oldLen > 0) {
-            const h = this.meta.extent(ino, idx);
-            const old = h ? this.chunks.get(h) : undefined;
+            const old = this.pieceAt(ino, idx);
             if (old) old.copy(merged, 0, 0, Math.min(old.length, oldLen));
           }
           merged.set(data.subarray(pos, pos + n), inChunk);
           chunk = merged;
         }
-        this.meta.upsertExtent(ino, idx, this.chunks.put(chunk));
+        this.putPiece(ino, idx, chunk);
         pos += n;
       }
       const [s, ns] = split(nowNs());
@@ -542,9 +570,8 @@ export class InodeStore {
         if (tail !== 0) {
           // Trim the last chunk so that growing the file again reads zeros, not old bytes.
           const idx = keep - 1;
-          const h = this.meta.extent(ino, idx);
-          const old = h ? this.chunks.get(h) : undefined;
-          if (old && old.length > tail) this.meta.upsertExtent(ino, idx, this.chunks.put(old.subarray(0, tail)));
+          const old = this.pieceAt(ino, idx);
+          if (old && old.length > tail) this.putPiece(ino, idx, old.subarray(0, tail));
         }
       }
       const [s, ns] = split(nowNs());
@@ -560,9 +587,7 @@ export class InodeStore {
       const a = known ?? this.mustGetattr(ino);
       this.quotas.checkBytes(this.liveBytes, data.length - a.size, data.length, a.size, pathForErrors);
       if (a.size > 0) this.meta.deleteExtents(ino);
-      for (let off = 0, idx = 0; off < data.length; off += CHUNK_SIZE, idx++) {
-        this.meta.upsertExtent(ino, idx, this.chunks.put(data.subarray(off, off + CHUNK_SIZE)));
-      }
+      for (let off = 0, idx = 0; off < data.length; off += CHUNK_SIZE, idx++) this.putPiece(ino, idx, data.subarray(off, off + CHUNK_SIZE));
       const now = nowNs();
       const [s, ns] = split(now);
       this.meta.setSize(ino, data.length, s, ns);

@@ -500,9 +500,9 @@ export class LmdbMeta implements MetaStore, ChunkTable {
     const c = this.counters()!;
     this.setCounters({ ...c, live_inodes: c.live_inodes + n });
   }
-  takeIno(): number {
+  takeIno(bytes = 0): number {
     const c = this.counters()!;
-    this.setCounters({ live_bytes: c.live_bytes, live_inodes: c.live_inodes + 1, next_ino: c.next_ino + 1 });
+    this.setCounters({ live_bytes: c.live_bytes + bytes, live_inodes: c.live_inodes + 1, next_ino: c.next_ino + 1 });
     return c.next_ino;
   }
   recount(): void {

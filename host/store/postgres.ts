@@ -481,10 +481,11 @@ export class PgMeta implements MetaStore, ChunkTable {
   addInodes(n: number): void {
     this.inWrite(() => (this.held().live_inodes += n));
   }
-  takeIno(): number {
+  takeIno(bytes = 0): number {
     return this.inWrite(() => {
       const r = this.held();
       r.live_inodes++;
+      r.live_bytes += bytes;
       return r.next_ino++;
     });
   }

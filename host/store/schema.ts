@@ -4,6 +4,15 @@
  */
 export const CHUNK_SIZE = 64 * 1024;
 export const ROOT_INO = 1;
+/**
+ * Pieces of content up to this size are kept in their extent row (`extents.data`, schema 6) on
+ * SQLite instead of the chunk table: a small file's create or read touches one content row, not an
+ * extent row plus a chunk row and the chunk table's hash index. Rows up to ~2 KiB stay on their
+ * B-tree leaf (8 KiB pages); to 4 KiB they take one overflow page, still one page less than a chunk.
+ */
+export const INLINE_MAX = 4096;
+/** The schema version that brought inline pieces (the migration below that adds `extents.data`). */
+export const INLINE_PIECES_SCHEMA = 6;
 
 export const MIGRATIONS: readonly string[] = [
   // 1: inodes, directory entries, symlinks, content-addressed chunks, counters, journal.
@@ -116,5 +125,11 @@ export const MIGRATIONS: readonly string[] = [
   // Nothing to create: the number keeps an older avfs, which would not see those rows, from opening the file.
   `
   SELECT 1;
+  `,
+  // 6: small content inline (INLINE_MAX): the live tree's extent row may hold its piece's bytes
+  // itself (hash still set, so diff, dedup and checkpoint accounting read it as a chunk). Checkpoint
+  // trees never do: saving one first moves the live tree's inline pieces into `chunks`.
+  `
+  ALTER TABLE extents ADD COLUMN data BLOB;
   `,
 ];

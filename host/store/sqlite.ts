@@ -14,11 +14,14 @@ import { LIVE } from './backend';
 import { CheckpointRefs } from './checkpointRefs';
 import type { CheckpointRow } from './checkpoints';
 import { type Db, fileReplaced, preparedOnUse, readTxn, schemaVersion, sideConnection, tableNames, writeTxn } from './db';
+import { INLINE_MAX, INLINE_PIECES_SCHEMA } from './schema';
 import { FORK_KEY_PREFIX } from './forkLinks';
 import type { Dirent, InodeRow } from './inodes';
 
 const INODE_COLS = 'ino, mode, uid, gid, nlink, size, atime_s, atime_ns, mtime_s, mtime_ns, ctime_s, ctime_ns';
 const CP_TABLES = ['cp_inodes', 'cp_dentries', 'cp_symlinks', 'cp_extents'];
+/** Inline pieces the chunk table does not also hold, one row per hash (`hash`, `data`). */
+const INLINE_ONLY = 'SELECT hash, data FROM extents e WHERE data IS NOT NULL AND NOT EXISTS (SELECT 1 FROM chunks c WHERE c.hash = e.hash) GROUP BY hash';
 /** The live tree's tables and the columns a checkpoint keeps of each (the same names in `cp_*` and `park_*`). */
 const TREE_COLS = { inodes: INODE_COLS, dentries: 'parent, name, ino', symlinks: 'ino, target', extents: 'ino, idx, hash' } as const;
 const LIVE_TABLES = Object.keys(TREE_COLS) as Array<keyof typeof TREE_COLS>;
@@ -39,8 +42,17 @@ export class SqliteMeta implements MetaStore, ChunkTable {
    * 600 of them anew (about 8 ms of its 50 at load 17).
    */
   private readonly bySql = new Map<string, Database.Statement<unknown[]>>();
+  /**
+   * Whether this file's extent rows can hold small pieces inline (schema 6; an older file read
+   * as it is cannot, and has none).
+   */
+  private readonly inline: boolean;
 
   constructor(readonly db: Db) {
+    this.inline = schemaVersion(db) >= INLINE_PIECES_SCHEMA;
+    // A piece's bytes: its extent row's own (inline), else the chunk table's (COALESCE evaluates
+    // the lookup only when the row has none).
+    const pieceData = this.inline ? 'COALESCE(e.data, (SELECT c.data FROM chunks c WHERE c.hash = e.hash))' : '(SELECT c.data FROM chunks c WHERE c.hash = e.hash)';
     const p = <P extends unknown[], R = unknown>(sql: string) => () => db.prepare<P, R>(sql);
     this.s = preparedOnUse({
       getMeta: p<[string], { value: string }>('SELECT value FROM meta WHERE key = ?'),
@@ -86,12 +98,22 @@ export class SqliteMeta implements MetaStore, ChunkTable {
         'SELECT idx, hash FROM extents WHERE ino = ? AND idx >= ? AND idx <= ? ORDER BY idx',
       ),
       extentsWithData: p<[number, number, number], { idx: number; hash: Buffer; data: Buffer | null }>(
-        'SELECT e.idx AS idx, e.hash AS hash, c.data AS data FROM extents e LEFT JOIN chunks c ON c.hash = e.hash WHERE e.ino = ? AND e.idx >= ? AND e.idx <= ? ORDER BY e.idx',
+        `SELECT e.idx AS idx, e.hash AS hash, ${pieceData} AS data FROM extents e WHERE e.ino = ? AND e.idx >= ? AND e.idx <= ? ORDER BY e.idx`,
       ),
       extentsAll: p<[number], { idx: number; hash: Buffer }>('SELECT idx, hash FROM extents WHERE ino = ? ORDER BY idx'),
       cpExtentsAll: p<[number, number], { idx: number; hash: Buffer }>('SELECT idx, hash FROM cp_extents WHERE ino = ? AND cp = ? ORDER BY idx'),
       upsertExtent: p<[number, number, Buffer]>('INSERT OR REPLACE INTO extents (ino, idx, hash) VALUES (?, ?, ?)'),
-      copyExtents: p<[number, number]>('INSERT INTO extents (ino, idx, hash) SELECT ?, idx, hash FROM extents WHERE ino = ?'),
+      upsertInline: p<[number, number, Buffer, Uint8Array]>('INSERT OR REPLACE INTO extents (ino, idx, hash, data) VALUES (?, ?, ?, ?)'),
+      copyExtents: p<[number, number]>(
+        this.inline
+          ? 'INSERT INTO extents (ino, idx, hash, data) SELECT ?, idx, hash, data FROM extents WHERE ino = ?'
+          : 'INSERT INTO extents (ino, idx, hash) SELECT ?, idx, hash FROM extents WHERE ino = ?',
+      ),
+      // Saving a checkpoint: the live tree's inline pieces (all, or one inode's) move into the chunk table.
+      spillAll: p<[]>('INSERT OR IGNORE INTO chunks (hash, data) SELECT hash, data FROM extents WHERE data IS NOT NULL'),
+      clearAll: p<[]>('UPDATE extents SET data = NULL WHERE data IS NOT NULL'),
+      spillIno: p<[number]>('INSERT OR IGNORE INTO chunks (hash, data) SELECT hash, data FROM extents WHERE ino = ? AND data IS NOT NULL'),
+      clearIno: p<[number]>('UPDATE extents SET data = NULL WHERE ino = ? AND data IS NOT NULL'),
       setSize: p<[number, number, number, number, number, number]>(
         'UPDATE inodes SET size = ?, mtime_s = ?, mtime_ns = ?, ctime_s = ?, ctime_ns = ? WHERE ino = ?',
       ),
@@ -104,8 +126,8 @@ export class SqliteMeta implements MetaStore, ChunkTable {
       counters: p<[], Counters>('SELECT live_bytes, live_inodes, next_ino FROM counters WHERE id = 1'),
       addBytes: p<[number]>('UPDATE counters SET live_bytes = live_bytes + ? WHERE id = 1'),
       addInodes: p<[number]>('UPDATE counters SET live_inodes = live_inodes + ? WHERE id = 1'),
-      takeIno: p<[], { ino: number }>(
-        'UPDATE counters SET next_ino = next_ino + 1, live_inodes = live_inodes + 1 WHERE id = 1 RETURNING next_ino - 1 AS ino',
+      takeIno: p<[number], { ino: number }>(
+        'UPDATE counters SET next_ino = next_ino + 1, live_inodes = live_inodes + 1, live_bytes = live_bytes + ? WHERE id = 1 RETURNING next_ino - 1 AS ino',
       ),
       orphans: p<[], { ino: number }>('SELECT ino FROM inodes WHERE nlink = 0 AND ino != 1'),
       chunkGet: p<[Buffer], { data: Buffer }>('SELECT data FROM chunks WHERE hash = ?'),
@@ -262,8 +284,8 @@ export class SqliteMeta implements MetaStore, ChunkTable {
   addInodes(n: number): void {
     this.s.addInodes.run(n);
   }
-  takeIno(): number {
-    return this.s.takeIno.get()!.ino;
+  takeIno(bytes = 0): number {
+    return this.s.takeIno.get(bytes)!.ino;
   }
   recount(): void {
     this.db
@@ -440,14 +462,32 @@ export class SqliteMeta implements MetaStore, ChunkTable {
   copyExtents(src: number, dst: number): void {
     this.s.copyExtents.run(dst, src);
   }
+  get inlineMax(): number {
+    return this.inline ? INLINE_MAX : 0;
+  }
+  upsertInline(ino: number, idx: number, hash: Buffer, data: Uint8Array): void {
+    this.s.upsertInline.run(ino, idx, hash, data);
+  }
+  /** Moves the live tree's inline pieces (or inode `ino`'s) into the chunk table, so a checkpoint tree can name them. */
+  private spill(ino?: number): void {
+    if (!this.inline) return;
+    if (ino === undefined) {
+      this.s.spillAll.run();
+      this.s.clearAll.run();
+    } else {
+      this.s.spillIno.run(ino);
+      this.s.clearIno.run(ino);
+    }
+  }
   insertNames(names: readonly NewName[]): void {
-    const { insertInode, insertDentry, insertSymlink, upsertExtent } = this.s;
+    const { insertInode, insertDentry, insertSymlink, upsertExtent, upsertInline } = this.s;
     for (const n of names) {
       const r = n.row;
       if (r) {
         insertInode.run(r.ino, r.mode, r.uid, r.gid, r.nlink, r.size, r.atime_s, r.atime_ns, r.mtime_s, r.mtime_ns, r.ctime_s, r.ctime_ns);
         if (n.target !== undefined) insertSymlink.run(n.ino, n.target);
         if (n.extents) for (let i = 0; i < n.extents.length; i++) upsertExtent.run(n.ino, i, n.extents[i]!);
+        if (n.inline) upsertInline.run(n.ino, 0, n.inline.hash, n.inline.data);
       }
       insertDentry.run(n.parent, n.name, n.ino);
     }
@@ -461,7 +501,11 @@ export class SqliteMeta implements MetaStore, ChunkTable {
     this.s.chunkPut.run(hash, data);
   }
   chunkStats(): { count: number; bytes: number } {
-    return this.db.prepare('SELECT COUNT(*) AS count, COALESCE(SUM(LENGTH(data)), 0) AS bytes FROM chunks').get() as { count: number; bytes: number };
+    // Distinct pieces of content: the chunk table's, and inline ones it does not also hold (each once).
+    const sql = this.inline
+      ? `SELECT COUNT(*) AS count, COALESCE(SUM(LENGTH(data)), 0) AS bytes FROM (SELECT data FROM chunks UNION ALL SELECT data FROM (${INLINE_ONLY}))`
+      : 'SELECT COUNT(*) AS count, COALESCE(SUM(LENGTH(data)), 0) AS bytes FROM chunks';
+    return this.db.prepare(sql).get() as { count: number; bytes: number };
   }
   chunkSweep(keep: Set<string>, dryRun: boolean): { total: number; dead: number; bytes: number } {
     const db = this.db;
@@ -480,6 +524,8 @@ export class SqliteMeta implements MetaStore, ChunkTable {
 
   chunkEach(fn: (hash: Buffer, data: Buffer) => void): void {
     for (const r of this.db.prepare('SELECT hash, data FROM chunks').iterate() as Iterable<{ hash: Buffer; data: Buffer }>) fn(r.hash, r.data);
+    if (!this.inline) return;
+    for (const r of this.db.prepare(`SELECT hash, data FROM (${INLINE_ONLY})`).iterate() as Iterable<{ hash: Buffer; data: Buffer }>) fn(r.hash, r.data);
   }
 
   // ---- copying between backends ----
@@ -576,6 +622,8 @@ export class SqliteMeta implements MetaStore, ChunkTable {
     this.db.prepare('DELETE FROM checkpoints WHERE id = ?').run(id);
   }
   snapshotLive(id: TreeId, moveOut = false): boolean {
+    // A checkpoint tree names chunks only: the live tree's inline pieces move into the chunk table first.
+    this.spill();
     if (moveOut) return this.parkLive(id);
     // Files unlinked but still open on a mount (nlink 0) are not part of the tree: leave them out,
     // or a restore would bring back inodes that nothing will ever free.
@@ -664,6 +712,7 @@ export class SqliteMeta implements MetaStore, ChunkTable {
   }
   cpCopyInode(tree: TreeId, from: TreeId, ino: number): void {
     this.cpDropInode(tree, ino);
+    if (from === LIVE) this.spill(ino);
     const t = this.tables(from);
     for (const k of ['inodes', 'symlinks', 'extents'] as const) {
       this.prepared(`INSERT INTO cp_${k} (cp, ${TREE_COLS[k]}) SELECT ?, ${TREE_COLS[k]} FROM ${t[k]} WHERE ino = ? AND ${t.where}`).run(tree, ino, ...t.params);
@@ -687,9 +736,17 @@ export class SqliteMeta implements MetaStore, ChunkTable {
         // the commit that records the parent link. The source also records the fork, so its gc
         // knows its forks even when one cannot be read.
         db.prepare('INSERT OR REPLACE INTO src.meta (key, value) VALUES (?, ?)').run(FORK_KEY_PREFIX + forkName, new Date().toISOString());
+        // The fork reads its source's chunks and holds none of its own: the source's inline pieces
+        // move into its chunk table first (as saving a checkpoint does), so the fork's extents name chunks only.
+        const srcInline = (db.prepare("SELECT 1 FROM pragma_table_info('extents', 'src') WHERE name = 'data'").get() as unknown) !== undefined;
+        if (srcInline) {
+          db.exec('INSERT OR IGNORE INTO src.chunks (hash, data) SELECT hash, data FROM src.extents WHERE data IS NOT NULL');
+          db.exec('UPDATE src.extents SET data = NULL WHERE data IS NOT NULL');
+        }
         for (const t of ['inodes', 'dentries', 'symlinks', 'extents', 'counters']) {
           db.exec(`DELETE FROM main.${t}`);
-          db.exec(`INSERT INTO main.${t} SELECT * FROM src.${t}`);
+          if (t === 'extents') db.exec('INSERT INTO main.extents (ino, idx, hash) SELECT ino, idx, hash FROM src.extents');
+          else db.exec(`INSERT INTO main.${t} SELECT * FROM src.${t}`);
         }
         db.exec("INSERT OR REPLACE INTO main.meta SELECT key, value FROM src.meta WHERE key LIKE 'quota.%' OR key LIKE 'policy.%' OR (key LIKE 'base.%' AND key != 'base.journal_seq')");
         // A vault made from a project names a base checkpoint (`base.checkpoint`, host/project/base.ts): the

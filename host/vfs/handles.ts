@@ -6,7 +6,7 @@
  * layer inside that transaction, and the journal is written here.
  */
 import { AvfsError, err } from '../protocol/errors';
-import { LIVE, type MetaStore } from '../store/backend';
+import type { MetaStore } from '../store/backend';
 import { type Attr, kindOf, type Owner, S_IFREG } from '../store/inodes';
 import { checkNewName, NAME_MAX } from './paths';
 import { CHUNK_SIZE, ROOT_INO } from '../store/schema';
@@ -228,9 +228,7 @@ export class FileIo {
       dst.fill(0, 0, n);
       const first = Math.floor(offset / CHUNK_SIZE);
       const last = Math.floor((end - 1) / CHUNK_SIZE);
-      for (const { idx, hash } of this.store.extents(LIVE, ino, first, last)) {
-        const data = this.vfs.inodes.chunks.get(hash);
-        if (!data) throw err.invalidInput(`missing chunk of inode ${ino}`);
+      for (const { idx, data } of this.vfs.inodes.pieces(ino, first, last)) {
         const chunkStart = idx * CHUNK_SIZE;
         const from = Math.max(offset, chunkStart);
         const to = Math.min(end, chunkStart + data.length);

@@ -47,8 +47,15 @@ export interface WriteOptions {
   exclusive?: boolean;
 }
 
+let lastIsoNs = -1n;
+let lastIso = '';
+/** A time as ISO 8601 (ms). A stat converts three times that are often one (a file written once): the last one is kept. */
 export function isoTime(ns: bigint): string {
-  return new Date(Number(ns / 1_000_000n)).toISOString();
+  if (ns !== lastIsoNs) {
+    lastIso = new Date(Number(ns / 1_000_000n)).toISOString();
+    lastIsoNs = ns;
+  }
+  return lastIso;
 }
 
 export function modeString(mode: number): string {
