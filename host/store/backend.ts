@@ -205,9 +205,10 @@ export interface MetaStore extends ChunkTable {
   /**
    * Optional: the live extents `first..last` with each chunk's bytes as this file holds them
    * (`data` undefined when it does not: a fork's ancestor has it), in one statement. A backend
-   * without it is read through extents() and chunkGet().
+   * without it is read through extents() and chunkGet(). `inline`: the bytes are the extent row's own
+   * copy (schema 6), not the chunk table's.
    */
-  extentsWithData?(ino: number, first: number, last: number): Array<{ idx: number; hash: Buffer; data: Buffer | undefined }>;
+  extentsWithData?(ino: number, first: number, last: number): Array<{ idx: number; hash: Buffer; data: Buffer | undefined; inline?: boolean }>;
   /** Live inodes with no names left (unlinked while open). */
   orphans(): number[];
   countByType(): { files: number; directories: number; symlinks: number };

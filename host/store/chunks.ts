@@ -75,12 +75,17 @@ export class ChunkStore {
     return this.checked(hash, this.table.chunkGet(hash));
   }
 
-  /** get() for a chunk whose bytes this file's row gave with its extent (`own`), if it had them. */
-  checked(hash: Buffer, own: Buffer | undefined): Buffer | undefined {
+  /**
+   * get() for a chunk whose bytes this file's row gave with its extent (`own`), if it had them.
+   * `copy`: where `own` came from when that is not the chunk table (an inline extent row, SQLite
+   * schema 6: `ino:idx`). Each inline row is its own copy of its piece, so a check of one copy, or
+   * of the chunk table's, must not pass another with the same hash.
+   */
+  checked(hash: Buffer, own: Buffer | undefined, copy?: string): Buffer | undefined {
     const data = own ?? this.fallback?.getChunk(hash);
     if (!data || chunkCheck === 'off') return data;
     // A fork's ancestor's chunk is checked at every read: this file's version does not follow the ancestor's.
-    const key = own && chunkCheck === 'once' ? this.verifiedKey(hash) : undefined;
+    const key = own && chunkCheck === 'once' ? this.verifiedKey(hash, copy) : undefined;
     if (key !== undefined && this.verified.has(key)) return data;
     if (!hashChunk(data).equals(hash)) {
       const hex = hash.toString('hex');
@@ -94,13 +99,13 @@ export class ChunkStore {
     return data;
   }
 
-  /** The chunk's key in the verified set, the set emptied first if another connection committed since. */
-  private verifiedKey(hash: Buffer): string {
+  /** The key of the chunk (or of its inline `copy`) in the verified set, the set emptied first if another connection committed since. */
+  private verifiedKey(hash: Buffer, copy: string | undefined): string {
     const version = this.table.changeVersion();
     if (version !== this.verifiedAt) {
       this.verified.clear();
       this.verifiedAt = version;
     }
-    return hash.toString('latin1');
+    return copy === undefined ? hash.toString('latin1') : `${hash.toString('latin1')}@${copy}`;
   }
 }

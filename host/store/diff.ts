@@ -44,7 +44,7 @@ export function readTreeFile(meta: MetaStore, chunks: ChunkStore, ref: TreeRef, 
   // The live tree's small pieces may be inline (in their extent rows): read with their rows there.
   const rows =
     tree === LIVE && meta.extentsWithData
-      ? meta.extentsWithData(ino, 0, Number.MAX_SAFE_INTEGER).map((e) => ({ idx: e.idx, data: chunks.checked(e.hash, e.data) }))
+      ? meta.extentsWithData(ino, 0, Number.MAX_SAFE_INTEGER).map((e) => ({ idx: e.idx, data: chunks.checked(e.hash, e.data, e.inline ? `${ino}:${e.idx}` : undefined) }))
       : meta.extents(tree, ino).map((e) => ({ idx: e.idx, data: chunks.get(e.hash) }));
   for (const { idx, data } of rows) {
     if (data) data.copy(out, idx * CHUNK_SIZE, 0, Math.max(0, Math.min(data.length, size - idx * CHUNK_SIZE)));

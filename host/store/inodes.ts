@@ -267,9 +267,9 @@ export class InodeStore {
   pieces(ino: number, first: number, last: number): Array<{ idx: number; data: Buffer; own: boolean }> {
     // One statement where the backend joins extents to their bytes; else an extent list, then each chunk.
     const joined = this.meta.extentsWithData?.(ino, first, last);
-    const rows = joined ?? this.meta.extents(LIVE, ino, first, last).map((e) => ({ ...e, data: this.meta.chunkGet(e.hash) }));
-    return rows.map(({ idx, hash, data: held }) => {
-      const data = this.chunks.checked(hash, held);
+    const rows = joined ?? this.meta.extents(LIVE, ino, first, last).map((e) => ({ ...e, data: this.meta.chunkGet(e.hash), inline: false }));
+    return rows.map(({ idx, hash, data: held, inline }) => {
+      const data = this.chunks.checked(hash, held, inline ? `${ino}:${idx}` : undefined);
       if (!data) throw new AvfsError('StorageError', `missing chunk ${hash.toString('hex')} of inode ${ino}`, { ino });
       return { idx, data, own: joined !== undefined && held !== undefined };
     });
@@ -279,7 +279,7 @@ export class InodeStore {
   private pieceAt(ino: number, idx: number): Buffer | undefined {
     if (this.meta.extentsWithData) {
       const r = this.meta.extentsWithData(ino, idx, idx)[0];
-      return r ? this.chunks.checked(r.hash, r.data) : undefined;
+      return r ? this.chunks.checked(r.hash, r.data, r.inline ? `${ino}:${idx}` : undefined) : undefined;
     }
     const h = this.meta.extent(ino, idx);
     return h ? this.chunks.get(h) : undefined;

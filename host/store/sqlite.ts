@@ -97,8 +97,8 @@ export class SqliteMeta implements MetaStore, ChunkTable {
       extentsRange: p<[number, number, number], { idx: number; hash: Buffer }>(
         'SELECT idx, hash FROM extents WHERE ino = ? AND idx >= ? AND idx <= ? ORDER BY idx',
       ),
-      extentsWithData: p<[number, number, number], { idx: number; hash: Buffer; data: Buffer | null }>(
-        `SELECT e.idx AS idx, e.hash AS hash, ${pieceData} AS data FROM extents e WHERE e.ino = ? AND e.idx >= ? AND e.idx <= ? ORDER BY e.idx`,
+      extentsWithData: p<[number, number, number], { idx: number; hash: Buffer; data: Buffer | null; inline: number }>(
+        `SELECT e.idx AS idx, e.hash AS hash, ${pieceData} AS data, ${this.inline ? 'e.data IS NOT NULL' : '0'} AS inline FROM extents e WHERE e.ino = ? AND e.idx >= ? AND e.idx <= ? ORDER BY e.idx`,
       ),
       extentsAll: p<[number], { idx: number; hash: Buffer }>('SELECT idx, hash FROM extents WHERE ino = ? ORDER BY idx'),
       cpExtentsAll: p<[number, number], { idx: number; hash: Buffer }>('SELECT idx, hash FROM cp_extents WHERE ino = ? AND cp = ? ORDER BY idx'),
@@ -348,10 +348,13 @@ export class SqliteMeta implements MetaStore, ChunkTable {
         : this.s.cpExtentsAll.all(ino, tree);
     return first === undefined ? all : all.filter((e) => e.idx >= first && e.idx <= (last ?? Number.MAX_SAFE_INTEGER));
   }
-  extentsWithData(ino: number, first: number, last: number): Array<{ idx: number; hash: Buffer; data: Buffer | undefined }> {
-    const rows = this.s.extentsWithData.all(ino, first, last);
-    for (const r of rows) if (r.data === null) (r as { data: Buffer | undefined }).data = undefined;
-    return rows as Array<{ idx: number; hash: Buffer; data: Buffer | undefined }>;
+  extentsWithData(ino: number, first: number, last: number): Array<{ idx: number; hash: Buffer; data: Buffer | undefined; inline: boolean }> {
+    const rows = this.s.extentsWithData.all(ino, first, last) as Array<{ idx: number; hash: Buffer; data: Buffer | null | undefined; inline: number | boolean }>;
+    for (const r of rows) {
+      if (r.data === null) r.data = undefined;
+      r.inline = r.inline === 1;
+    }
+    return rows as Array<{ idx: number; hash: Buffer; data: Buffer | undefined; inline: boolean }>;
   }
   extent(ino: number, idx: number): Buffer | undefined {
     return this.s.extent.get(ino, idx)?.hash;

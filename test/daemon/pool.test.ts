@@ -75,7 +75,12 @@ describe('the host\'s operation threads', () => {
     const third = await client(t.dir, { name: 'third client' });
     try {
       await quick.call('fs/writeFile', { vault: 'big', path: '/small.txt', data: Buffer.from('small\n').toString('base64') });
-      await quick.call('fs/writeFile', { vault: 'big', path: '/large.txt', data: Buffer.alloc(INLINE_READ_BYTES + 1, 'x').toString('base64') });
+      // Order is seen from the clients: a diff's answer (its patches) takes the client a while to
+      // take in, so the large read is made large enough that its own answer cannot overtake the
+      // first diff's once the read has waited for that diff's thread.
+      const LARGE = 8 * 1024 * 1024;
+      assert.ok(LARGE > INLINE_READ_BYTES);
+      await quick.call('fs/writeFile', { vault: 'big', path: '/large.txt', data: Buffer.alloc(LARGE, 'x').toString('base64') });
       const order: string[] = [];
       const diffs = [slow, third].map((c) => c.call('checkpoint/diff', { vault: 'big', from: 'a', patch: true }).then(() => order.push('diff')));
       // Both diffs (seconds each) have reached the two threads before the reads are sent.
@@ -83,7 +88,7 @@ describe('the host\'s operation threads', () => {
       const small = quick.call('fs/readText', { vault: 'big', path: '/small.txt' }).then((f) => (order.push('small'), f));
       const large = quick.call('fs/readText', { vault: 'big', path: '/large.txt' }).then((f) => (order.push('large'), f));
       assert.equal((await small).content, 'small\n');
-      assert.equal((await large).size, INLINE_READ_BYTES + 1);
+      assert.equal((await large).size, LARGE);
       await Promise.all(diffs);
       assert.equal(order[0], 'small', order.join(' '));
       assert.ok(order.indexOf('large') > order.indexOf('diff'), `the large read waited for a thread: ${order.join(' ')}`);
