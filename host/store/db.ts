@@ -21,6 +21,7 @@ import {
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { AvfsError } from '../protocol/errors';
+import { fileIdOf, replacedSince, type FileId } from './fileId';
 import { MIGRATIONS } from './schema';
 
 export type Db = Database.Database;
@@ -342,12 +343,11 @@ function runner(db: Db): Runner {
 }
 
 /** The file (device, inode) each vault connection opened. */
-const openedFiles = new WeakMap<Db, { dev: number; ino: number }>();
+const openedFiles = new WeakMap<Db, FileId>();
 
 /** Taken from the connection's own file: a private copy (read-only directory) is the file it checks. */
 function remember(db: Db): void {
-  const st = statSync(db.name);
-  openedFiles.set(db, { dev: st.dev, ino: st.ino });
+  openedFiles.set(db, fileIdOf(db.name));
 }
 
 /**
@@ -357,9 +357,7 @@ function remember(db: Db): void {
  */
 export function fileReplaced(db: Db): boolean {
   const id = openedFiles.get(db);
-  if (!id) return false;
-  const st = statSync(db.name, { throwIfNoEntry: false });
-  return !st || st.dev !== id.dev || st.ino !== id.ino;
+  return id !== undefined && replacedSince(db.name, id);
 }
 
 /**

@@ -26,6 +26,7 @@ import { AvfsError } from '../protocol/errors';
 import type { CheckpointRefCounts, ChunkTable, Counters, DirentMode, JournalRow, MetaStore, Node, TreeDump, TreeId } from './backend';
 import { byName, LIVE } from './backend';
 import type { CheckpointRow } from './checkpoints';
+import { fileIdOf, replacedSince, type FileId } from './fileId';
 import { FORK_KEY_PREFIX } from './forkLinks';
 import { openPrivate } from './privateFs';
 import { lockFile, MOVED_KEY, openIdentity, swapFile, waitForSwap } from './lmdbSwap';
@@ -163,7 +164,7 @@ export class LmdbMeta implements MetaStore, ChunkTable {
   private depth = 0;
   private writing = false;
   private open = true;
-  private opened!: { dev: number; ino: number };
+  private opened!: FileId;
 
   constructor(
     readonly file: string,
@@ -200,11 +201,11 @@ export class LmdbMeta implements MetaStore, ChunkTable {
     for (let attempt = 0; ; attempt++) {
       waitForSwap(this.file);
       const before = openIdentity(this.file);
-      const st = statSync(this.file);
+      const id = fileIdOf(this.file);
       this.openEnv();
       this.schemaVersion(); // the first read: this process now has a reader slot
       if (openIdentity(this.file) === before && this.dbState.get(MOVED_KEY) === undefined) {
-        this.opened = { dev: st.dev, ino: st.ino };
+        this.opened = id;
         return;
       }
       this.closeEnv();
@@ -351,8 +352,7 @@ export class LmdbMeta implements MetaStore, ChunkTable {
     return problems.length === 0 ? 'ok' : problems.join('; ');
   }
   fileReplaced(): boolean {
-    const st = statSync(this.file, { throwIfNoEntry: false });
-    return !st || st.dev !== this.opened.dev || st.ino !== this.opened.ino;
+    return replacedSince(this.file, this.opened);
   }
   tuneForServer(): void {
     /* reads are memory-mapped already */

@@ -35,12 +35,12 @@
  * subquery, each row of a listing's inode by `LATERAL (… OFFSET 0)`, and the second index of
  * `dentries` leads with `ino`, so it is no candidate for a lookup by name.
  */
-import { statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { AvfsError } from '../protocol/errors';
 import type { CheckpointRefCounts, ChunkTable, Counters, DirentMode, JournalRow, MetaStore, Node, TreeDump, TreeId } from './backend';
 import { LIVE } from './backend';
 import type { CheckpointRow } from './checkpoints';
+import { fileIdOf, replacedSince, type FileId } from './fileId';
 import { FORK_KEY_PREFIX } from './forkLinks';
 import type { Dirent, InodeRow } from './inodes';
 import { readPgLink, redactUrl, writePgLink, type PgLink } from './pgLink';
@@ -187,7 +187,7 @@ export class PgMeta implements MetaStore, ChunkTable {
   private readonly pg: SyncPg;
   private id = 0;
   private open = true;
-  private readonly opened: { dev: number; ino: number };
+  private readonly opened: FileId;
   /** none, or the kind of transaction `write`/`read` holds. */
   private txn: 'none' | 'read' | 'write' = 'none';
   /** Whether BEGIN (and, in a write, the lock) went to the server already. */
@@ -215,8 +215,7 @@ export class PgMeta implements MetaStore, ChunkTable {
       this.pg.close();
       throw e;
     }
-    const st = statSync(file);
-    this.opened = { dev: st.dev, ino: st.ino };
+    this.opened = fileIdOf(file);
   }
 
   private run(text: string): Result[] {
@@ -425,8 +424,7 @@ export class PgMeta implements MetaStore, ChunkTable {
     return problems.length === 0 ? 'ok' : problems.join('; ');
   }
   fileReplaced(): boolean {
-    const st = statSync(this.file, { throwIfNoEntry: false });
-    return !st || st.dev !== this.opened.dev || st.ino !== this.opened.ino;
+    return replacedSince(this.file, this.opened);
   }
   tuneForServer(): void {
     /* the server caches */
