@@ -243,7 +243,7 @@ async function prepare(spec: SandboxSpec, key: string): Promise<void> {
     if (ready === r) void dropReadySandbox();
   });
   ready = r;
-  // Turned off, or another was made meanwhile: this one goes.
+  // Turned off while it was being made: this one goes.
   if (!keepReady) void dropReadySandbox();
 }
 
@@ -264,7 +264,7 @@ export async function runCommand(opts: RunOptions): Promise<RunResult> {
   const err = new HeadTailCapture(opts.maxOutputBytes);
   const started = performance.now();
   const taken = opts.sandbox ? takeReadySandbox(opts) : undefined;
-  const { child, exit: exited_, stdoutPipe, stderrPipe, cg, proxy, sh } = taken ?? (await launch(opts));
+  const { child, exit: childExit, stdoutPipe, stderrPipe, cg, proxy, sh } = taken ?? (await launch(opts));
   if (child.pid !== undefined) opts.onStart?.(child.pid);
   // No cgroup counts what the kernel refused: the run's processes are counted as it goes.
   const counted = opts.sandbox && cg && child.pid !== undefined && cg.by.processes !== 'cgroup' && cg.by.processes !== null ? watchProcessCount(child.pid, opts.sandbox.processes) : undefined;
@@ -312,7 +312,7 @@ export async function runCommand(opts: RunOptions): Promise<RunResult> {
     });
   const drained = Promise.all([drain(stdoutPipe.stream, out, 'stdout'), drain(stderrPipe.stream, err, 'stderr')]);
 
-  const exit = await exited_;
+  const exit = await childExit;
   const durationMs = Math.round(performance.now() - started);
   counted?.stop();
   exited = true;
