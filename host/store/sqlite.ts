@@ -61,9 +61,7 @@ export class SqliteMeta implements MetaStore, ChunkTable {
       metaLike: p<[string], { key: string; value: string }>("SELECT key, value FROM meta WHERE key LIKE ? ESCAPE '\\'"),
       dataVersion: () => db.prepare<[], number>('PRAGMA data_version').pluck(),
       getInode: p<[number], InodeRow>('SELECT * FROM inodes WHERE ino = ?'),
-      getCpInode: p<[number, number], InodeRow>('SELECT * FROM cp_inodes WHERE cp = ? AND ino = ?'),
       lookup: p<[number, string], { ino: number }>('SELECT ino FROM dentries WHERE parent = ? AND name = ?'),
-      cpLookup: p<[number, number, string], { ino: number }>('SELECT ino FROM cp_dentries WHERE cp = ? AND parent = ? AND name = ?'),
       lookupRef: p<[number, string], { ino: number; mode: number; gid: number }>(
         'SELECT i.ino AS ino, i.mode AS mode, i.gid AS gid FROM dentries d JOIN inodes i ON i.ino = d.ino WHERE d.parent = ? AND d.name = ?',
       ),
@@ -71,14 +69,10 @@ export class SqliteMeta implements MetaStore, ChunkTable {
       readdirAttrs: p<[number], InodeRow & { name: string }>(
         'SELECT d.name AS name, i.* FROM dentries d JOIN inodes i ON i.ino = d.ino WHERE d.parent = ? ORDER BY d.name',
       ),
-      cpReaddirAttrs: p<[number, number], InodeRow & { name: string }>(
-        'SELECT d.name AS name, i.* FROM cp_dentries d JOIN cp_inodes i ON i.cp = d.cp AND i.ino = d.ino WHERE d.cp = ? AND d.parent = ? ORDER BY d.name',
-      ),
       readdirPlus: p<[number], DirentMode>(
         'SELECT d.name AS name, d.ino AS ino, i.mode AS mode FROM dentries d JOIN inodes i ON i.ino = d.ino WHERE d.parent = ? ORDER BY d.name',
       ),
       readdir: p<[number], Dirent>('SELECT name, ino FROM dentries WHERE parent = ? ORDER BY name'),
-      cpReaddir: p<[number, number], Dirent>('SELECT name, ino FROM cp_dentries WHERE cp = ? AND parent = ? ORDER BY name'),
       hasChildren: p<[number], { x: number }>('SELECT 1 AS x FROM dentries WHERE parent = ? LIMIT 1'),
       insertInode: p<[number, number, number, number, number, number, number, number, number, number, number, number]>(
         `INSERT INTO inodes (${INODE_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -92,7 +86,6 @@ export class SqliteMeta implements MetaStore, ChunkTable {
       deleteSymlink: p<[number]>('DELETE FROM symlinks WHERE ino = ?'),
       insertSymlink: p<[number, string]>('INSERT INTO symlinks (ino, target) VALUES (?, ?)'),
       readlink: p<[number], { target: string }>('SELECT target FROM symlinks WHERE ino = ?'),
-      cpReadlink: p<[number, number], { target: string }>('SELECT target FROM cp_symlinks WHERE cp = ? AND ino = ?'),
       extent: p<[number, number], { hash: Buffer }>('SELECT hash FROM extents WHERE ino = ? AND idx = ?'),
       extentsRange: p<[number, number, number], { idx: number; hash: Buffer }>(
         'SELECT idx, hash FROM extents WHERE ino = ? AND idx >= ? AND idx <= ? ORDER BY idx',
@@ -101,7 +94,6 @@ export class SqliteMeta implements MetaStore, ChunkTable {
         `SELECT e.idx AS idx, e.hash AS hash, ${pieceData} AS data, ${this.inline ? 'e.data IS NOT NULL' : '0'} AS inline FROM extents e WHERE e.ino = ? AND e.idx >= ? AND e.idx <= ? ORDER BY e.idx`,
       ),
       extentsAll: p<[number], { idx: number; hash: Buffer }>('SELECT idx, hash FROM extents WHERE ino = ? ORDER BY idx'),
-      cpExtentsAll: p<[number, number], { idx: number; hash: Buffer }>('SELECT idx, hash FROM cp_extents WHERE ino = ? AND cp = ? ORDER BY idx'),
       upsertExtent: p<[number, number, Buffer]>('INSERT OR REPLACE INTO extents (ino, idx, hash) VALUES (?, ?, ?)'),
       upsertInline: p<[number, number, Buffer, Uint8Array]>('INSERT OR REPLACE INTO extents (ino, idx, hash, data) VALUES (?, ?, ?, ?)'),
       copyExtents: p<[number, number]>(
@@ -159,6 +151,16 @@ export class SqliteMeta implements MetaStore, ChunkTable {
   cpExtents(): string {
     const u = this.parked();
     return u === undefined ? 'cp_extents' : `(SELECT cp, ino, idx, hash FROM cp_extents UNION ALL SELECT ${u} AS cp, ino, idx, hash FROM park_extents)`;
+  }
+
+  /**
+   * Runs the query `sql` builds over checkpoint tree `tree`'s tables (`cp_*` keyed by its id, or the
+   * parked `park_*`), with the tree's key first and then `args`.
+   */
+  private inTree(tree: TreeId, sql: (t: Tables) => string, how: 'get' | 'all', ...args: unknown[]): unknown {
+    const t = this.tables(tree);
+    const st = this.prepared(sql(t));
+    return how === 'get' ? st.get(...t.params, ...args) : st.all(...t.params, ...args);
   }
 
   /** Moves the parked checkpoint's rows into `cp_*` (inside a write transaction), if one is parked. */
@@ -301,13 +303,11 @@ export class SqliteMeta implements MetaStore, ChunkTable {
   // ---- reading a tree ----
   inode(tree: TreeId, ino: number): InodeRow | undefined {
     if (tree === LIVE) return this.s.getInode.get(ino);
-    if (tree === this.parked()) return this.prepared('SELECT * FROM park_inodes WHERE ino = ?').get(ino) as InodeRow | undefined;
-    return this.s.getCpInode.get(tree, ino);
+    return this.inTree(tree, (t) => `SELECT * FROM ${t.inodes} WHERE ${t.where} AND ino = ?`, 'get', ino) as InodeRow | undefined;
   }
   child(tree: TreeId, parent: number, name: string): number | undefined {
     if (tree === LIVE) return this.s.lookup.get(parent, name)?.ino;
-    if (tree === this.parked()) return (this.prepared('SELECT ino FROM park_dentries WHERE parent = ? AND name = ?').get(parent, name) as { ino: number } | undefined)?.ino;
-    return this.s.cpLookup.get(tree, parent, name)?.ino;
+    return (this.inTree(tree, (t) => `SELECT ino FROM ${t.dentries} WHERE ${t.where} AND parent = ? AND name = ?`, 'get', parent, name) as { ino: number } | undefined)?.ino;
   }
   childRef(parent: number, name: string): { ino: number; mode: number; gid: number } | undefined {
     return this.s.lookupRef.get(parent, name);
@@ -317,17 +317,17 @@ export class SqliteMeta implements MetaStore, ChunkTable {
   }
   children(tree: TreeId, parent: number): Dirent[] {
     if (tree === LIVE) return this.s.readdir.all(parent);
-    if (tree === this.parked()) return this.prepared('SELECT name, ino FROM park_dentries WHERE parent = ? ORDER BY name').all(parent) as Dirent[];
-    return this.s.cpReaddir.all(tree, parent);
+    return this.inTree(tree, (t) => `SELECT name, ino FROM ${t.dentries} WHERE ${t.where} AND parent = ? ORDER BY name`, 'all', parent) as Dirent[];
   }
   childrenAttrs(tree: TreeId, parent: number): Array<InodeRow & { name: string }> {
     if (tree === LIVE) return this.s.readdirAttrs.all(parent);
-    if (tree === this.parked()) {
-      return this.prepared('SELECT d.name AS name, i.* FROM park_dentries d JOIN park_inodes i ON i.ino = d.ino WHERE d.parent = ? ORDER BY d.name').all(parent) as Array<
-        InodeRow & { name: string }
-      >;
-    }
-    return this.s.cpReaddirAttrs.all(tree, parent);
+    // A checkpoint's rows are keyed by cp too: the join matches it (the parked tables have one tree).
+    return this.inTree(
+      tree,
+      (t) => `SELECT d.name AS name, i.* FROM ${t.dentries} d JOIN ${t.inodes} i ON i.ino = d.ino${t.params.length > 0 ? ' AND i.cp = d.cp' : ''} WHERE ${t.params.length > 0 ? 'd.cp = ?' : '1'} AND d.parent = ? ORDER BY d.name`,
+      'all',
+      parent,
+    ) as Array<InodeRow & { name: string }>;
   }
   childrenModes(parent: number): DirentMode[] {
     return this.s.readdirPlus.all(parent);
@@ -337,15 +337,11 @@ export class SqliteMeta implements MetaStore, ChunkTable {
   }
   symlink(tree: TreeId, ino: number): string | undefined {
     if (tree === LIVE) return this.s.readlink.get(ino)?.target;
-    if (tree === this.parked()) return (this.prepared('SELECT target FROM park_symlinks WHERE ino = ?').get(ino) as { target: string } | undefined)?.target;
-    return this.s.cpReadlink.get(tree, ino)?.target;
+    return (this.inTree(tree, (t) => `SELECT target FROM ${t.symlinks} WHERE ${t.where} AND ino = ?`, 'get', ino) as { target: string } | undefined)?.target;
   }
   extents(tree: TreeId, ino: number, first?: number, last?: number): Array<{ idx: number; hash: Buffer }> {
     if (tree === LIVE) return first === undefined ? this.s.extentsAll.all(ino) : this.s.extentsRange.all(ino, first, last ?? Number.MAX_SAFE_INTEGER);
-    const all =
-      tree === this.parked()
-        ? (this.prepared('SELECT idx, hash FROM park_extents WHERE ino = ? ORDER BY idx').all(ino) as Array<{ idx: number; hash: Buffer }>)
-        : this.s.cpExtentsAll.all(ino, tree);
+    const all = this.inTree(tree, (t) => `SELECT idx, hash FROM ${t.extents} WHERE ${t.where} AND ino = ? ORDER BY idx`, 'all', ino) as Array<{ idx: number; hash: Buffer }>;
     return first === undefined ? all : all.filter((e) => e.idx >= first && e.idx <= (last ?? Number.MAX_SAFE_INTEGER));
   }
   extentsWithData(ino: number, first: number, last: number): Array<{ idx: number; hash: Buffer; data: Buffer | undefined; inline: boolean }> {
