@@ -25,6 +25,15 @@ export interface VaultChangeNotice {
 const MAX_PER_NOTICE = 1000;
 /** Looks at a vault whose file changed with nothing new in its journal yet (see recheckLater). */
 const RECHECKS = 3;
+/**
+ * How long a new vault file that does not read as a vault yet is waited for before it is told
+ * anyway. Its creator claims the file, then loads the store and writes the schema: on a loaded
+ * machine that takes far longer than the rechecks' 75 ms, and telling it early meant reading it
+ * half made, and logging that as a failure.
+ */
+const NEW_VAULT_PATIENCE_MS = 10_000;
+/** How often such a file is looked at again while it is waited for. */
+const NEW_VAULT_LOOK_MS = 50;
 
 export class ChangeWatcher {
   private watcher: FSWatcher | undefined;
@@ -36,6 +45,8 @@ export class ChangeWatcher {
   private lastFlush = -Infinity;
   /** Vaults whose last look found nothing new, with how many more looks they had. */
   private readonly rechecks = new Map<string, number>();
+  /** New vault files that do not read as vaults yet, with when each was first seen. */
+  private readonly unborn = new Map<string, number>();
   /** LISTEN connections to the servers of the home's PostgreSQL vaults (made when there is one). */
   private servers: PgChangeListeners | undefined;
 
@@ -93,6 +104,7 @@ export class ChangeWatcher {
     if (this.timer) clearTimeout(this.timer);
     for (const v of this.open.values()) v.close();
     this.open.clear();
+    this.unborn.clear();
   }
 
   /** Reads what changed in every touched vault and sends the notices. */
@@ -102,8 +114,10 @@ export class ChangeWatcher {
     this.dirty.clear();
     for (const name of names) {
       try {
-        if (this.check(name)) this.rechecks.delete(name);
-        else this.recheckLater(name);
+        const seen = this.check(name);
+        if (seen === 'told') this.rechecks.delete(name);
+        else if (seen === 'nothing') this.recheckLater(name);
+        else this.lookAgain(name, NEW_VAULT_LOOK_MS);
       } catch (e) {
         this.log(`reading the journal of ${name} failed: ${e instanceof Error ? e.message : String(e)}`);
         this.forget(name);
@@ -124,41 +138,54 @@ export class ChangeWatcher {
       return;
     }
     this.rechecks.set(name, done + 1);
-    this.dirty.add(name);
-    this.timer ??= setTimeout(() => this.flush(), this.batchMs);
+    this.lookAgain(name, this.batchMs);
   }
 
-  /** Sends what changed in a vault; false when its journal held nothing new. */
-  private check(name: string): boolean {
+  private lookAgain(name: string, afterMs: number): void {
+    this.dirty.add(name);
+    this.timer ??= setTimeout(() => this.flush(), afterMs);
+  }
+
+  /**
+   * Sends what changed in a vault: `told` when a notice went out (or none was due), `nothing` when
+   * its journal held nothing new, `unborn` when it is a new file that does not read as a vault yet.
+   */
+  private check(name: string): 'told' | 'nothing' | 'unborn' {
     const known = this.lastSeq.has(name);
     if (!existsSync(this.home.vaultFile(name))) {
+      this.unborn.delete(name);
       if (known) {
         this.forget(name);
         this.emit({ vault: name, kind: 'deleted', changes: [], truncated: false });
       }
-      return true;
+      return 'told';
     }
     if (!known) {
       // A new vault (created, forked, or copied in): everything in its journal so far is its creation.
       // Its creator claims the file before it writes the schema: until the vault reads, look again
-      // (its next writes wake us too) rather than tell it, and fail on it, half made. A file that
-      // never reads as a vault is told once the looks run out, as before.
+      // rather than tell it, and fail on it, half made. A file that never reads as a vault is told
+      // once the patience runs out, and its later reads fail as any damaged vault's do.
       const seq = this.readableSeq(name);
-      if (seq === undefined && (this.rechecks.get(name) ?? 0) < RECHECKS) return false;
+      if (seq === undefined) {
+        const first = this.unborn.get(name) ?? performance.now();
+        this.unborn.set(name, first);
+        if (performance.now() - first < NEW_VAULT_PATIENCE_MS) return 'unborn';
+      }
+      this.unborn.delete(name);
       this.lastSeq.set(name, seq ?? 0);
       this.emit({ vault: name, kind: 'created', changes: [], truncated: false });
-      return true;
+      return 'told';
     }
     const since = this.lastSeq.get(name) ?? 0;
     const rows = this.vault(name)
       .journal.after(since, MAX_PER_NOTICE + 1)
       .map(({ seq, op, path, path2, surface }) => ({ seq, op, path, path2, surface }));
-    if (rows.length === 0) return false;
+    if (rows.length === 0) return 'nothing';
     const truncated = rows.length > MAX_PER_NOTICE;
     const changes = rows.slice(0, MAX_PER_NOTICE);
     this.lastSeq.set(name, truncated ? this.maxSeq(name) : changes[changes.length - 1]!.seq);
     this.emit({ vault: name, kind: 'files', changes, truncated });
-    return true;
+    return 'told';
   }
 
   private vault(name: string): Vault {

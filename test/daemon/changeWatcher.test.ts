@@ -10,6 +10,9 @@ import {
   type VaultChangeNotice,
 } from "../../host/daemon/events";
 import { AvfsHome } from "../../host/store/home";
+import { Vault } from "../../host/store/vault";
+import { Vfs } from "../../host/vfs/vfs";
+import { writeFileSync } from "node:fs";
 import { runCli, tempDir } from "../helpers";
 import { client, startHost } from "./helpers";
 
@@ -36,6 +39,44 @@ test("vaults created by other processes while the watcher runs are told as creat
     while (created().size < names.length && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 50));
     assert.deepEqual([...created()].sort(), names);
+    assert.deepEqual(logs, [], "a vault being created is not a failure");
+  } finally {
+    w.stop();
+    t.cleanup();
+  }
+});
+
+test("a vault whose creator claims its file and writes it much later is told as created once it reads, with no failure logged", async () => {
+  const t = tempDir("avfs-watch-slow-");
+  const home = new AvfsHome(t.dir);
+  const notices: VaultChangeNotice[] = [];
+  const logs: string[] = [];
+  const w = new ChangeWatcher(
+    home,
+    (n) => notices.push(n),
+    (m) => logs.push(m),
+  );
+  try {
+    w.start();
+    // What a creator on a loaded machine does: the claim (an empty file), then, long after the
+    // watcher's rechecks of a changed file would have run out, the schema and a first file.
+    writeFileSync(home.vaultFile("slow"), "", { mode: 0o600 });
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.equal(notices.length, 0, "nothing is told of a file that does not read as a vault yet");
+    const v = Vault.create("slow", home.vaultFile("slow"));
+    new Vfs(v).writeFile("/a.txt", Buffer.from("a"));
+    v.close();
+    const deadline = Date.now() + 10_000;
+    while (
+      !notices.some((n) => n.kind === "created") &&
+      Date.now() < deadline
+    )
+      await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 300));
+    assert.deepEqual(
+      notices.filter((n) => n.kind === "created").map((n) => n.vault),
+      ["slow"],
+    );
     assert.deepEqual(logs, [], "a vault being created is not a failure");
   } finally {
     w.stop();
