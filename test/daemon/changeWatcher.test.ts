@@ -16,9 +16,9 @@ import { writeFileSync } from "node:fs";
 import { runCli, tempDir } from "../helpers";
 import { client, startHost } from "./helpers";
 
-test("vaults created by other processes while the watcher runs are told as created, with no failure logged", async () => {
-  const t = tempDir("avfs-watch-");
-  const home = new AvfsHome(t.dir);
+/** A started watcher of a home in `dir`, with what it tells and what it logs. */
+function watching(dir: string) {
+  const home = new AvfsHome(dir);
   const notices: VaultChangeNotice[] = [];
   const logs: string[] = [];
   const w = new ChangeWatcher(
@@ -26,8 +26,14 @@ test("vaults created by other processes while the watcher runs are told as creat
     (n) => notices.push(n),
     (m) => logs.push(m),
   );
+  w.start();
+  return { home, notices, logs, w };
+}
+
+test("vaults created by other processes while the watcher runs are told as created, with no failure logged", async () => {
+  const t = tempDir("avfs-watch-");
+  const { notices, logs, w } = watching(t.dir);
   try {
-    w.start();
     const names = Array.from({ length: 8 }, (_, i) => `new-${i}`);
     const results = await Promise.all(
       names.map((n) => runCli(["vault", "create", n], { home: t.dir })),
@@ -48,16 +54,8 @@ test("vaults created by other processes while the watcher runs are told as creat
 
 test("a vault whose creator claims its file and writes it much later is told as created once it reads, with no failure logged", async () => {
   const t = tempDir("avfs-watch-slow-");
-  const home = new AvfsHome(t.dir);
-  const notices: VaultChangeNotice[] = [];
-  const logs: string[] = [];
-  const w = new ChangeWatcher(
-    home,
-    (n) => notices.push(n),
-    (m) => logs.push(m),
-  );
+  const { home, notices, logs, w } = watching(t.dir);
   try {
-    w.start();
     // What a creator on a loaded machine does: the claim (an empty file), then, long after the
     // watcher's rechecks of a changed file would have run out, the schema and a first file.
     writeFileSync(home.vaultFile("slow"), "", { mode: 0o600 });
