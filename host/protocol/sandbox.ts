@@ -42,7 +42,7 @@ export const SandboxRecord = z.object({
   note: z.string().nullable().describe('with mode none: why (asked for, or bubblewrap cannot run here and the default fell back)'),
   home: z.string().nullable().describe('the private, empty home the run saw as $HOME'),
   home_read_only: z.array(z.string()).describe('paths of the real home shown read-only inside (the user\'s allow-list)'),
-  path_read_only: z.array(z.string()).default([]).describe('directories of the command\'s PATH that the sandbox would hide (under the home or /tmp), shown read-only so its programs still run'),
+  path_read_only: z.array(z.string()).default([]).describe('folders of the tools the command\'s PATH (and variables such as PYENV_ROOT, NVM_DIR, VIRTUAL_ENV) names that the sandbox would hide (under the home or /tmp): each tool\'s own folder (~/.pyenv for its shims, a prefix for its bin, ~/.rustup beside ~/.cargo), shown read-only so its programs and what they call still run; secrets inside stay hidden'),
   limits: SandboxLimits,
   violations: z.array(SandboxViolation),
 });

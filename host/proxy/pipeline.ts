@@ -378,7 +378,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
         network: networked,
         allowHosts: hosts,
         settings: sandboxSettings,
-        searchPath: env.PATH ?? '',
+        env,
         pidMax: supported.pidMax,
       });
       const to = hosts ? ` (${hosts.join(', ')} alone)` : ' (hosts the policy cannot name: the whole network)';

@@ -35,8 +35,10 @@ export interface SandboxSpec {
   home: string | null;
   /** Paths of the real home shown read-only (absolute; each exists). */
   homeReadOnly: string[];
-  /** Directories of the command's PATH that the hiding above would cover, shown read-only (each exists, none holds a secret). */
+  /** Folders of the tools the command's PATH names that the hiding above would cover, shown read-only (each exists; toolFolders.ts). */
   pathReadOnly: string[];
+  /** Secrets inside those folders, covered again: a directory by an empty tmpfs, a file by an empty file. */
+  hiddenAgain: Array<{ path: string; dir: boolean }>;
   /** Directories covered by an empty tmpfs: the avfs home, its socket directory, other homes. */
   hide: string[];
   /** Files shown as empty (secrets of the system that root could read: /etc/shadow…). */
@@ -124,6 +126,7 @@ export function bwrapArgv(spec: SandboxSpec, cwd: string, argv: string[], by: Li
   if (spec.home) a.push('--tmpfs', spec.home);
   for (const p of spec.homeReadOnly) a.push('--ro-bind', p, p);
   for (const p of spec.pathReadOnly) a.push('--ro-bind', p, p);
+  for (const h of spec.hiddenAgain) a.push(...(h.dir ? ['--tmpfs', h.path] : ['--ro-bind', '/dev/null', h.path]));
   a.push(spec.readonly ? '--ro-bind' : '--bind', spec.mountpoint, spec.mountpoint);
   if (proxySocket) {
     const url = `http://127.0.0.1:${PROXY_PORT_INSIDE}`;

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { homedir } from 'node:os';
 import type { SandboxMode } from '../protocol/sandbox';
 import { makeRunCgroups } from './limits';
-import { homeReadOnly, loadSandboxSettings, SANDBOX_SETTINGS_FILE } from './plan';
+import { homeReadOnly, loadSandboxSettings, SANDBOX_SETTINGS_FILE, shownToolFolders } from './plan';
 import { sandboxSupport } from './probe';
 
 export interface SandboxDiagnosis {
@@ -18,6 +18,8 @@ export interface SandboxDiagnosis {
   limits: { processes: number; processes_by: 'cgroup' | 'rlimit' | 'pid_namespace' | null; memory_by: 'cgroup' | 'rlimit' | null };
   settings_file: string;
   home_read_only: string[];
+  /** The folders of the tools this PATH names that runs are shown read-only (a version manager's, a toolchain's under the home). */
+  tool_folders: string[];
   settings_error: string | null;
 }
 
@@ -50,6 +52,7 @@ export async function diagnoseSandbox(avfsHome: string): Promise<SandboxDiagnosi
     limits: { processes, processes_by: by.processes, memory_by: by.memory },
     settings_file: join(avfsHome, SANDBOX_SETTINGS_FILE),
     home_read_only: shown,
+    tool_folders: shownToolFolders(process.env, homedir(), avfsHome),
     settings_error: settingsError,
   };
 }

@@ -5,13 +5,15 @@
  * read-only and the limits. A path that would show a secret (keys, tokens, cloud credentials,
  * the avfs home) is refused even when listed, also through a symlink.
  */
-import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir, totalmem } from 'node:os';
-import { isAbsolute, join, relative } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { z } from 'zod';
 import { AvfsError } from '../protocol/errors';
 import type { SandboxRecord } from '../protocol/sandbox';
 import type { SandboxSpec } from './bwrap';
+import { real, SECRET_SYSTEM_FILES, secretWhy, within } from './secrets';
+import { toolFolders } from './toolFolders';
 
 export const SANDBOX_SETTINGS_FILE = 'sandbox.json';
 export const DEFAULT_HOME_READ_ONLY = ['.gitconfig', '.config/git'];
@@ -23,16 +25,6 @@ const Settings = z.strictObject({
   memory_mb: z.number().int().min(64).optional().describe('default: half of this machine\'s memory, at most 8192'),
 });
 export type SandboxSettings = z.output<typeof Settings>;
-
-/** Home paths never shown to a run, whatever the settings say (relative to the home). */
-const SECRET_HOME_PATHS = [
-  '.ssh', '.gnupg', '.aws', '.azure', '.config/gcloud', '.kube', '.docker', '.netrc', '.npmrc', '.pypirc', '.git-credentials',
-  '.config/gh', '.config/hub', '.cargo/credentials', '.cargo/credentials.toml', '.terraform.d', '.vault-token', '.password-store',
-  '.local/share/keyrings', '.mozilla', '.config/google-chrome', '.config/chromium', '.avfs',
-];
-
-/** System files root could read that no run needs. */
-const SECRET_SYSTEM_FILES = ['/etc/shadow', '/etc/shadow-', '/etc/gshadow', '/etc/gshadow-', '/etc/sudoers', '/etc/security/opasswd'];
 
 export function loadSandboxSettings(avfsHome: string): SandboxSettings {
   const file = join(avfsHome, SANDBOX_SETTINGS_FILE);
@@ -51,35 +43,6 @@ export function loadSandboxSettings(avfsHome: string): SandboxSettings {
   const r = Settings.safeParse(json);
   if (!r.success) throw new AvfsError('InvalidInput', `${file}: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`, { file });
   return r.data;
-}
-
-/**
- * A path with its links resolved, or itself where it does not resolve. The native call (one
- * realpath(3)): JavaScript's walks every component of every path with an lstat of its own, and a
- * plan resolves ~60 paths per run (~150 lstats, several ms at load, in the run's critical path).
- */
-const real = (p: string) => {
-  try {
-    return realpathSync.native(p);
-  } catch {
-    return p;
-  }
-};
-const within = (p: string, dir: string) => {
-  const r = relative(dir, p);
-  return r === '' || (!r.startsWith('..') && !isAbsolute(r));
-};
-
-/** Why `path` (absolute, under the home) may not be shown, or null. */
-function secretWhy(path: string, home: string, avfsHome: string): string | null {
-  const target = real(path);
-  for (const s of SECRET_HOME_PATHS) {
-    const secret = join(home, s);
-    if (within(path, secret) || within(target, real(secret)) || within(secret, path)) return `it holds or is ~/${s}`;
-  }
-  if (within(target, real(avfsHome)) || within(real(avfsHome), target)) return 'it holds the avfs home';
-  if (within(home, target)) return 'it is the whole home';
-  return null;
 }
 
 /** The home paths to show read-only: each listed one that exists, is under the home, and holds no secret. */
@@ -107,8 +70,8 @@ export interface PlanInput {
   /** With `network`: the only hosts the run may reach (through the proxy), or null for the whole network. */
   allowHosts?: string[] | null;
   settings: SandboxSettings;
-  /** The command's PATH: its folders that the sandbox would hide are shown read-only. */
-  searchPath: string;
+  /** The command's environment: the tools its PATH (and TOOL_VARS) name that the sandbox would hide are shown read-only (toolFolders.ts). */
+  env: Record<string, string | undefined>;
   /** A pid namespace's own pid_max can be set here (probe.ts). */
   pidMax: boolean;
 }
@@ -130,29 +93,17 @@ function hidden(avfsHome: string, home: string): string[] {
   return out;
 }
 
-/**
- * The folders of the command's PATH that the sandbox would hide (under /tmp, the home or a hidden
- * folder) and that hold no secret: shown read-only, so a tool installed there (~/.local/bin, a
- * version manager's bin) still runs. A folder that is a whole hidden place (/tmp, the home) is not.
- */
-export function pathReadOnly(searchPath: string, home: string | null, avfsHome: string, hide: string[]): string[] {
-  const covered = ['/tmp', ...(home ? [home] : []), ...hide];
-  const out: string[] = [];
-  for (const entry of searchPath.split(':')) {
-    if (!isAbsolute(entry) || !existsSync(entry)) continue;
-    const dir = real(entry);
-    if (out.includes(dir) || !covered.some((c) => within(dir, c)) || covered.some((c) => within(c, dir))) continue;
-    if (within(dir, real(avfsHome)) || within(real(avfsHome), dir)) continue;
-    if (home && within(dir, home) && secretWhy(dir, home, avfsHome)) continue;
-    out.push(dir);
-  }
-  return out;
+/** The folders of the tools `env` names that a run's sandbox shows read-only (for `avfs doctor`; a run's plan makes them as below). */
+export function shownToolFolders(env: Record<string, string | undefined>, home: string, avfsHome: string): string[] {
+  const h = home !== '/' && isAbsolute(home) && existsSync(home) ? home : null;
+  return toolFolders({ env, home: h, avfsHome, hide: hidden(avfsHome, h ?? '/nonexistent') }).shown;
 }
 
 export function planSandbox(i: PlanInput): SandboxSpec {
   // A home of `/` (some service users) is not covered (that would hide the system); a missing one holds nothing.
   const home = i.home !== '/' && isAbsolute(i.home) && existsSync(i.home) ? i.home : null;
   const hide = hidden(i.avfsHome, home ?? '/nonexistent');
+  const tools = toolFolders({ env: i.env, home, avfsHome: i.avfsHome, hide });
   const memory = (i.settings.memory_mb ?? Math.min(8192, Math.floor(totalmem() / 2 / 2 ** 20))) * 2 ** 20;
   return {
     bwrap: i.bwrap,
@@ -164,7 +115,8 @@ export function planSandbox(i: PlanInput): SandboxSpec {
     home,
     homeReadOnly: home ? homeReadOnly(i.settings, home, i.avfsHome) : [],
     hide,
-    pathReadOnly: pathReadOnly(i.searchPath, home, i.avfsHome, hide),
+    pathReadOnly: tools.shown,
+    hiddenAgain: tools.hiddenAgain,
     maskFiles: SECRET_SYSTEM_FILES.filter((f) => existsSync(f)),
     processes: i.settings.processes,
     memoryBytes: memory,

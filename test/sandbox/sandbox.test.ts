@@ -5,11 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:net';
-import { appendFileSync, chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ExecutionEnvelope } from '../../host/protocol/exec';
 import type { ApprovalRequest } from '../../host/protocol/exec';
+import { TOOL_VARS } from '../../host/sandbox/toolFolders';
 import { alive, runCli, type RunOptions } from '../helpers';
 import { sh, waitFor } from '../fuse/helpers';
 import { client, startHost, type HostProcess } from '../daemon/helpers';
@@ -169,23 +170,62 @@ describe('sandbox: workspace runs from a one-shot CLI, as root', () => {
     for (const f of ['/.git/HEAD', '/package.json', '/built.txt', '/py.txt', '/hello']) assert.ok(env.result.changed_files.includes(f), f);
   });
 
-  test('programs in PATH folders the sandbox hides (under the home or /tmp) still run; a PATH folder holding a secret stays hidden', async () => {
-    const bin = join(w.home, '.local', 'bin');
-    const tmpBin = mkdtempSync('/tmp/avfs-sandbox-path-');
-    mkdirSync(bin, { recursive: true });
-    symlinkSync('/usr/bin/python3', join(bin, 'python3'));
-    for (const name of ['bash', 'bwrap']) symlinkSync(join('/usr/bin', name), join(tmpBin, name));
+  test('tools the PATH names under the home or /tmp run with what they call (shims, prefixes, companions, a venv\'s base); their secrets, the rest of the home and a PATH folder that is a secret stay hidden', async () => {
+    const h = (...p: string[]) => join(w.home, ...p);
+    const put = (path: string, text: string, exec = false) => {
+      mkdirSync(join(path, '..'), { recursive: true });
+      writeFileSync(path, text);
+      if (exec) chmodSync(path, 0o755);
+    };
+    const tmpBase = mkdtempSync('/tmp/avfs-sandbox-path-');
+    // A version manager as pyenv is made: a shim execs the manager, which reads the global version and execs that version's program.
+    put(h('.fakeenv', 'shims', 'fakepy'), `#!/bin/bash\nexec '${h('.fakeenv', 'libexec', 'fakeenv')}' exec fakepy "$@"\n`, true);
+    put(h('.fakeenv', 'libexec', 'fakeenv'), `#!/bin/bash\nv=$(cat '${h('.fakeenv', 'version')}')\nshift; p=$1; shift\nexec '${h('.fakeenv', 'versions')}'/$v/bin/$p "$@"\n`, true);
+    put(h('.fakeenv', 'version'), '9.1\n');
+    put(h('.fakeenv', 'versions', '9.1', 'bin', 'fakepy'), `#!/bin/bash\necho "fakepy 9.1 $(cat '${h('.fakeenv', 'versions', '9.1', 'lib', 'data.txt')}')"\n`, true);
+    put(h('.fakeenv', 'versions', '9.1', 'lib', 'data.txt'), 'with-lib');
+    put(h('.fakeenv', 'credentials'), 'SECRET-TOOL-TOKEN\n');
+    // rustup's proxies in ~/.cargo/bin read toolchains in ~/.rustup; cargo's credentials stay hidden.
+    put(h('.cargo', 'bin', 'cargo'), `#!/bin/bash\necho "cargo $(cat '${h('.rustup', 'toolchains', 'stable', 'version')}')"\n`, true);
+    put(h('.rustup', 'toolchains', 'stable', 'version'), '1.99');
+    put(h('.cargo', 'credentials.toml'), 'SECRET-CARGO\n');
+    // pip --user: a program in ~/.local/bin loading from ~/.local/lib; other programs' data in ~/.local/share stays hidden.
+    put(h('.local', 'bin', 'piptool'), `#!/bin/bash\necho "piptool $(cat '${h('.local', 'lib', 'pylib', 'mod.txt')}')"\n`, true);
+    put(h('.local', 'lib', 'pylib', 'mod.txt'), 'mod');
+    put(h('.local', 'share', 'other-app', 'history'), 'SECRET-HISTORY\n');
+    // A project's own bin: that folder alone, not the project's secrets beside it.
+    put(h('projects', 'p', 'node_modules', '.bin', 'ptool'), '#!/bin/bash\necho ptool\n', true);
+    put(h('projects', 'p', '.env'), 'SECRET-DOTENV\n');
+    // A virtual environment whose base interpreter lives in a prefix under /tmp that PATH does not name.
+    put(join(tmpBase, 'base', 'bin', 'basepy'), '#!/bin/bash\necho basepy\n', true);
+    put(h('venvs', 'v', 'pyvenv.cfg'), `home = ${join(tmpBase, 'base', 'bin')}\n`);
+    put(h('venvs', 'v', 'bin', 'vpy'), `#!/bin/bash\nexec '${join(tmpBase, 'base', 'bin', 'basepy')}'\n`, true);
+    // A tool under /tmp: its prefix.
+    put(join(tmpBase, 'tool', 'bin', 'tmptool'), `#!/bin/bash\necho "tmptool $(cat '${join(tmpBase, 'tool', 'share', 'x')}')"\n`, true);
+    put(join(tmpBase, 'tool', 'share', 'x'), 'x');
+    const secrets = { tool_token: h('.fakeenv', 'credentials'), cargo_token: h('.cargo', 'credentials.toml'), app_history: h('.local', 'share', 'other-app', 'history'), dotenv: h('projects', 'p', '.env'), ssh: h('.ssh', 'id_rsa'), notes: h('notes.txt') };
+    const script = [
+      'fakepy', 'cargo', 'piptool', 'ptool', 'vpy', 'tmptool',
+      ...Object.entries(secrets).map(([k, f]) => `if grep -q SECRET '${f}' 2>/dev/null; then echo ${k}=read; else echo ${k}=hidden; fi`),
+    ].join('\n');
+    // This machine's own tools (PYENV_ROOT…) are not this test's.
+    const noToolVars = Object.fromEntries(TOOL_VARS.map((v) => [v, '']));
     try {
-      const path = `${bin}:${tmpBin}:${join(w.home, '.ssh')}`;
-      const r = await runCli(['--json', '--vault', 'main', 'proxy', 'exec', '--', 'bash', '-c', 'python3 -c "print(6 * 7)"'], { ...opts, env: { ...opts.env, PATH: path } });
+      const path = [h('.fakeenv', 'shims'), h('.cargo', 'bin'), h('.local', 'bin'), h('projects', 'p', 'node_modules', '.bin'), h('venvs', 'v', 'bin'), join(tmpBase, 'tool', 'bin'), h('.ssh'), '/usr/bin', '/bin'].join(':');
+      assert.equal((await runCli(['--vault', 'main', 'write', '/tools.sh'], { ...opts, input: script + '\n' })).code, 0);
+      const r = await runCli(['--json', '--vault', 'main', 'proxy', 'exec', '--', 'bash', 'tools.sh'], { ...opts, env: { ...opts.env, ...noToolVars, PATH: path } });
       const env = envelopeOf(r.stdout);
       assert.equal(r.code, 0, env.result.stderr);
-      assert.equal(env.result.stdout, '42\n');
+      const hidden = Object.keys(secrets).map((k) => `${k}=hidden\n`).join('');
+      assert.equal(env.result.stdout, `fakepy 9.1 with-lib\ncargo 1.99\npiptool mod\nptool\nbasepy\ntmptool x\n${hidden}`);
       assert.equal(env.result.sandbox?.mode, 'workspace');
-      assert.deepEqual(env.result.sandbox?.path_read_only, [bin, realpathSync(tmpBin)]);
+      const t = realpathSync(tmpBase);
+      assert.deepEqual([...(env.result.sandbox?.path_read_only ?? [])].sort(), [
+        h('.cargo'), h('.fakeenv'), h('.local', 'bin'), h('.local', 'lib'), h('.rustup'), h('projects', 'p', 'node_modules', '.bin'), h('venvs', 'v'), join(t, 'base'), join(t, 'tool'),
+      ].sort());
     } finally {
-      rmSync(tmpBin, { recursive: true, force: true });
-      rmSync(join(w.home, '.local'), { recursive: true, force: true });
+      rmSync(tmpBase, { recursive: true, force: true });
+      for (const d of ['.fakeenv', '.cargo', '.rustup', '.local', 'projects', 'venvs']) rmSync(h(d), { recursive: true, force: true });
     }
   });
 

@@ -117,6 +117,7 @@ export const execHandlers = {
       const by = (x: string | null) => x ?? 'not enforced here';
       lines.push(`  process limit ${d.limits.processes}: ${by(d.limits.processes_by)}; memory limit: ${by(d.limits.memory_by)}`);
       lines.push(`  home paths shown read-only: ${d.home_read_only.join(', ') || 'none'} (settings: ${d.settings_file})`);
+      lines.push(`  tool folders of PATH shown read-only: ${d.tool_folders.join(', ') || 'none'}`);
       return lines.join('\n') + '\n';
     });
   },
