@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { AvfsError } from '../protocol/errors';
 import type { SandboxRecord } from '../protocol/sandbox';
 import type { SandboxSpec } from './bwrap';
-import { real, SECRET_SYSTEM_FILES, secretWhy, within } from './secrets';
+import { normPath, real, SECRET_SYSTEM_FILES, secretsOf, secretWhy, within } from './secrets';
 import { toolFolders } from './toolFolders';
 
 export const SANDBOX_SETTINGS_FILE = 'sandbox.json';
@@ -46,13 +46,13 @@ export function loadSandboxSettings(avfsHome: string): SandboxSettings {
 }
 
 /** The home paths to show read-only: each listed one that exists, is under the home, and holds no secret. */
-export function homeReadOnly(settings: SandboxSettings, home: string, avfsHome: string): string[] {
+export function homeReadOnly(settings: SandboxSettings, home: string, avfsHome: string, secrets = secretsOf(home, avfsHome)): string[] {
   const out: string[] = [];
   for (const entry of settings.home_read_only) {
     const rel = entry.startsWith('~/') ? entry.slice(2) : entry;
-    const p = isAbsolute(rel) ? rel : join(home, rel);
-    if (!within(p, home) || p === home) throw new AvfsError('InvalidInput', `sandbox.json: home_read_only ${JSON.stringify(entry)} is not a path under the home (${home})`, { field: 'home_read_only', value: entry });
-    const why = secretWhy(p, home, avfsHome);
+    const p = normPath(isAbsolute(rel) ? rel : join(home, rel));
+    if (!within(p, secrets.home) || p === secrets.home) throw new AvfsError('InvalidInput', `sandbox.json: home_read_only ${JSON.stringify(entry)} is not a path under the home (${home})`, { field: 'home_read_only', value: entry });
+    const why = secretWhy(p, secrets);
     if (why) throw new AvfsError('InvalidInput', `sandbox.json: home_read_only ${JSON.stringify(entry)} is never shown to a run: ${why}`, { field: 'home_read_only', value: entry });
     if (existsSync(p)) out.push(p);
   }
@@ -95,15 +95,22 @@ function hidden(avfsHome: string, home: string): string[] {
 
 /** The folders of the tools `env` names that a run's sandbox shows read-only (for `avfs doctor`; a run's plan makes them as below). */
 export function shownToolFolders(env: Record<string, string | undefined>, home: string, avfsHome: string): string[] {
-  const h = home !== '/' && isAbsolute(home) && existsSync(home) ? home : null;
-  return toolFolders({ env, home: h, avfsHome, hide: hidden(avfsHome, h ?? '/nonexistent') }).shown;
+  const h = privateHome(home);
+  return toolFolders({ env, home: h && real(h), secrets: secretsOf(h ?? '/nonexistent', avfsHome), hide: hidden(avfsHome, h ?? '/nonexistent') }).shown;
 }
 
+/** The home a run gets a private one for: not `/` (some service users: that would hide the system), nor a missing one (it holds nothing). */
+const privateHome = (home: string): string | null => {
+  const h = isAbsolute(home) ? normPath(home) : '/';
+  return h !== '/' && existsSync(h) ? h : null;
+};
+
 export function planSandbox(i: PlanInput): SandboxSpec {
-  // A home of `/` (some service users) is not covered (that would hide the system); a missing one holds nothing.
-  const home = i.home !== '/' && isAbsolute(i.home) && existsSync(i.home) ? i.home : null;
+  const home = privateHome(i.home);
   const hide = hidden(i.avfsHome, home ?? '/nonexistent');
-  const tools = toolFolders({ env: i.env, home, avfsHome: i.avfsHome, hide });
+  const secrets = secretsOf(home ?? '/nonexistent', i.avfsHome);
+  // By its real path: the PATH's folders are (a home that is a link is covered where it leads).
+  const tools = toolFolders({ env: i.env, home: home && real(home), secrets, hide });
   const memory = (i.settings.memory_mb ?? Math.min(8192, Math.floor(totalmem() / 2 / 2 ** 20))) * 2 ** 20;
   return {
     bwrap: i.bwrap,
@@ -113,7 +120,7 @@ export function planSandbox(i: PlanInput): SandboxSpec {
     network: i.network && !i.allowHosts,
     allowHosts: i.network && i.allowHosts ? i.allowHosts : null,
     home,
-    homeReadOnly: home ? homeReadOnly(i.settings, home, i.avfsHome) : [],
+    homeReadOnly: home ? homeReadOnly(i.settings, home, i.avfsHome, secrets) : [],
     hide,
     pathReadOnly: tools.shown,
     hiddenAgain: tools.hiddenAgain,

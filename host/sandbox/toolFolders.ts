@@ -8,8 +8,8 @@
  * reading the file system (no process, no write); docs/exec.md, "What `workspace` guarantees".
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
-import { real, SECRET_HOME_PATHS, SECRET_TOOL_FILES, within } from './secrets';
+import { basename, dirname, isAbsolute, join } from 'node:path';
+import { realIfThere, SECRET_TOOL_FILES, secretIn, type Secrets, within } from './secrets';
 
 /** PATH folders whose parent is the tool's own prefix. */
 const LEAVES = new Set(['bin', 'sbin', 'shims']);
@@ -45,7 +45,8 @@ export interface ToolFoldersInput {
   env: Record<string, string | undefined>;
   /** The home the sandbox makes private, or null. */
   home: string | null;
-  avfsHome: string;
+  /** The home's secret places and the avfs home (secrets.ts). */
+  secrets: Secrets;
   /** The other places the sandbox covers (plan.ts's hidden()). */
   hide: string[];
 }
@@ -53,7 +54,7 @@ export interface ToolFoldersInput {
 /** The folders that hold the tool of `dir` (absolute, links resolved): its own, and what it reads beside it. */
 function foldersOf(dir: string, home: string | null, covered: string[]): string[] {
   if (home && within(dir, home) && dir !== home) {
-    const parts = relative(home, dir).split(sep);
+    const parts = dir.slice(home.length + 1).split('/');
     const top = parts[0]!;
     if (top === '.local' && parts.length === 2 && parts[1] === 'bin') return [dir, ...LOCAL_PROGRAM_DIRS.map((p) => join(home, p))];
     if (!SHARED.has(top) && (top.startsWith('.') || TOP_TOOLS.has(top))) return [join(home, top), ...(COMPANIONS[top] ?? []).map((c) => join(home, c))];
@@ -80,17 +81,15 @@ function venvBase(folder: string): string | null {
 export function toolFolders(i: ToolFoldersInput): ToolFolders {
   const home = i.home;
   const covered = ['/tmp', ...(home ? [home] : []), ...i.hide];
-  const avfs = real(i.avfsHome);
-  const secrets = home ? SECRET_HOME_PATHS.flatMap((s) => [join(home, s), real(join(home, s))]) : [];
-  const isSecret = (p: string) => secrets.some((s) => within(p, s));
+  const avfs = i.secrets.avfsHome;
+  const isSecret = (p: string) => home !== null && secretIn(p, i.secrets) !== null;
   const starts: string[] = (i.env.PATH ?? '').split(':');
   for (const v of TOOL_VARS) starts.push(...(i.env[v] ?? '').split(':'));
   const candidates: string[] = [];
   const seen = new Set<string>();
   const consider = (entry: string) => {
-    if (!isAbsolute(entry) || !existsSync(entry)) return;
-    const dir = real(entry);
-    if (seen.has(dir)) return;
+    const dir = isAbsolute(entry) ? realIfThere(entry) : null;
+    if (dir === null || seen.has(dir)) return;
     seen.add(dir);
     for (const f of foldersOf(dir, home, covered)) {
       candidates.push(f);
@@ -102,8 +101,8 @@ export function toolFolders(i: ToolFoldersInput): ToolFolders {
 
   const shown: string[] = [];
   for (const c of candidates) {
-    if (!existsSync(c)) continue;
-    const f = real(c);
+    const f = realIfThere(c);
+    if (f === null) continue;
     // Shown only where the sandbox would hide it, never a covered place whole, never in the avfs home.
     if (!covered.some((d) => within(f, d)) || covered.some((d) => within(d, f)) || within(f, avfs)) continue;
     // Not a secret, nor a link to one (a folder holding one is shown, with it hidden again below).
@@ -116,12 +115,12 @@ export function toolFolders(i: ToolFoldersInput): ToolFolders {
 
   const hiddenAgain: ToolFolders['hiddenAgain'] = [];
   const hideAgain = (p: string) => {
-    if (!existsSync(p)) return;
-    const target = real(p);
+    const target = realIfThere(p);
+    if (target === null) return;
     if (!shown.some((s) => within(target, s) && target !== s) || hiddenAgain.some((h) => within(target, h.path))) return;
     hiddenAgain.push({ path: target, dir: statSync(target).isDirectory() });
   };
-  if (home) for (const s of SECRET_HOME_PATHS) hideAgain(join(home, s));
+  if (home) for (const [, path] of i.secrets.places) hideAgain(path);
   hideAgain(avfs);
   for (const s of shown) for (const f of SECRET_TOOL_FILES) hideAgain(join(s, f));
   return { shown, hiddenAgain };

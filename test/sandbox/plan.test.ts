@@ -1,0 +1,56 @@
+/**
+ * The sandbox plan's path decisions (host/sandbox/plan.ts, toolFolders.ts) on a real file system:
+ * the spellings a home or a PATH comes in (a trailing slash, `..`, a link), and look-alike names.
+ * What a run then sees is tested with real bubblewrap in sandbox.test.ts.
+ */
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { AvfsError } from '../../host/protocol/errors';
+import { homeReadOnly, loadSandboxSettings, planSandbox, type PlanInput } from '../../host/sandbox/plan';
+import { within } from '../../host/sandbox/secrets';
+
+const base = realpathSync(mkdtempSync('/var/tmp/avfs-plan-'));
+const home = join(base, 'home');
+const avfs = join(base, 'avfs');
+for (const d of [join(home, '.ssh'), join(home, '.tool', 'bin'), join(home, '.toolkit', 'bin'), join(home, '.cargo', 'bin'), avfs]) mkdirSync(d, { recursive: true });
+writeFileSync(join(home, '.cargo', 'credentials.toml'), 'token');
+writeFileSync(join(home, '.gitconfig'), '');
+symlinkSync(home, join(base, 'home-link'));
+
+const input = (over: Partial<PlanInput>): PlanInput => ({
+  bwrap: '/usr/bin/bwrap', userns: false, avfsHome: avfs, home, mountpoint: join(avfs, 'mnt', 'x'), readonly: false, network: false,
+  settings: loadSandboxSettings(avfs), env: { PATH: '/usr/bin:/bin' }, pidMax: false, ...over,
+});
+
+describe('sandbox plan: paths', () => {
+  after(() => rmSync(base, { recursive: true, force: true }));
+
+  test('a folder is within another by whole names: /x/.toolkit is not under /x/.tool', () => {
+    assert.equal(within(join(home, '.toolkit'), join(home, '.tool')), false);
+    assert.equal(within(join(home, '.tool', 'bin'), join(home, '.tool')), true);
+    assert.equal(within(join(home, '.tool'), join(home, '.tool')), true);
+    assert.equal(within('/anything', '/'), true);
+  });
+
+  test('a home written with a trailing slash, or reached through a link, plans the same tool folders and hides the same secrets', () => {
+    const path = `${join(home, '.tool', 'bin')}:${join(home, '.cargo', 'bin')}:relative/bin:${join(home, '.toolkit', 'bin', '..', 'bin')}:/usr/bin`;
+    const plain = planSandbox(input({ env: { PATH: path } }));
+    assert.deepEqual(plain.pathReadOnly, [join(home, '.tool'), join(home, '.cargo'), join(home, '.toolkit')]);
+    assert.deepEqual(plain.hiddenAgain, [{ path: join(home, '.cargo', 'credentials.toml'), dir: false }]);
+    for (const h of [`${home}/`, join(base, 'home-link')]) {
+      const p = planSandbox(input({ home: h, env: { PATH: path } }));
+      assert.deepEqual([p.pathReadOnly, p.hiddenAgain], [plain.pathReadOnly, plain.hiddenAgain], h);
+    }
+  });
+
+  test('home_read_only refuses a secret in every spelling: ~/, relative, absolute with .., a trailing slash on the home', () => {
+    for (const entry of ['~/.ssh', '.ssh', '.config/../.ssh', join(home, 'x', '..', '.ssh'), `${home}/.ssh/`]) {
+      for (const h of [home, `${home}/`]) {
+        assert.throws(() => homeReadOnly({ ...loadSandboxSettings(avfs), home_read_only: [entry] }, h, avfs), (e: unknown) => e instanceof AvfsError && e.kind === 'InvalidInput' && /never shown/.test(e.message), `${entry} with home ${h}`);
+      }
+    }
+    assert.deepEqual(homeReadOnly(loadSandboxSettings(avfs), `${home}/`, avfs), [join(home, '.gitconfig')]);
+  });
+});
