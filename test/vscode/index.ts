@@ -34,17 +34,25 @@ export async function run(): Promise<void> {
     .filter((f) => f.endsWith('.test.js'))
     .sort((a, b) => first(a) - first(b) || a.localeCompare(b));
   for (const file of files) mocha.addFile(join(__dirname, file));
-  // A failed test leaves what it saw: a screenshot of the window and the end of the AVFS log.
+  // A failed test leaves what it saw: a screenshot of the window and the end of the AVFS log. So
+  // does a failed try that mocha runs again (it reports only the last try's error, and a second
+  // try failing on what the first left behind would hide why the first failed): its error too.
+  let retried: { test: Mocha.Runnable; err: unknown } | undefined;
   mocha.suite.afterEach(async function () {
     const test = this.currentTest;
-    if (test?.state !== 'failed') return;
+    const retry = retried?.test === test ? retried : undefined;
+    retried = undefined;
+    if (!test || (test.state !== 'failed' && !retry)) return;
     const slug = test.fullTitle().replace(/[^A-Za-z0-9]+/g, '-').slice(0, 80);
-    if (process.env[UI_DRIVER_ENV]) await ui('screenshot', { name: `failed-${slug}` }).catch(() => undefined);
+    if (retry) process.stdout.write(`      a try failed, mocha runs it again: ${errorText(retry.err).replace(/\n/g, '\n        ')}\n`);
+    if (process.env[UI_DRIVER_ENV]) await ui('screenshot', { name: `failed-${slug}${retry ? '-retried' : ''}` }).catch(() => undefined);
     process.stdout.write(`      the AVFS log at the failure:\n${logTail(40).replace(/^/gm, '        ')}\n`);
   });
   const kind = vscode.env.uiKind === vscode.UIKind.Web ? 'web' : 'desktop';
   process.stdout.write(`VS Code ${vscode.version} (${kind}), extension host on Node ${process.version}: ${files.join(', ')}\n`);
-  const failures = await new Promise<number>((resolve) => mocha.run(resolve));
+  const failures = await new Promise<number>((resolve) => {
+    mocha.run(resolve).on(Mocha.Runner.constants.EVENT_TEST_RETRY, (test: Mocha.Runnable, err: unknown) => (retried = { test, err }));
+  });
   if (failures > 0) throw new Error(`${failures} VS Code test${failures === 1 ? '' : 's'} failed`);
 }
 
@@ -54,4 +62,8 @@ function logTail(lines: number): string {
   const file = dir && join(dir, 'AVFS.log');
   if (!file || !existsSync(file)) return `(no log file at ${file ?? 'the extension log folder'})`;
   return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? (err.stack ?? err.message).split('\n').slice(0, 6).join('\n') : String(err);
 }
