@@ -9,7 +9,7 @@ import { afterEach, describe, it } from 'mocha';
 import * as vscode from 'vscode';
 import type { VaultShell } from '../../extension/agents/vaultShell';
 import { ExecutionEnvelope } from '../../host/protocol/exec';
-import { avfs, hostReady, manifest, markerCommand, newVault, tidyWindow, until } from './helpers';
+import { avfs, extension, hostReady, manifest, markerCommand, newVault, tidyWindow, until } from './helpers';
 import { notification, PART, requireUi, ui } from './ui';
 
 /** A vault shell in a terminal, and everything it has written. */
@@ -69,20 +69,32 @@ describe('Agents', () => {
     requireUi(this);
     this.timeout(180_000);
     const api = await hostReady();
+    const tool = (suffix: string) => vscode.lm.tools.find((t) => t.name.startsWith('mcp_') && t.name.endsWith(`_${suffix}`));
+    // The AVFS tools listed now are another server's (an earlier try's, whose definition went with
+    // its vault): VS Code drops them once it has let that definition go. Until then a tool of that
+    // name is listed but not ours, and invoking it after VS Code dropped it fails ("Tool
+    // mcp_agentvfs_read_file was not contributed").
+    await until('VS Code to drop the AVFS tools of an earlier server', () => tool('read_file') === undefined, 30_000);
     const vault = await newVault(api, 'lm', { '/hello.txt': 'from the vault\n' });
     await api.agents.use(vault);
+    // VS Code names the server of a definition from an extension's provider `<extension id in lower
+    // case>/<label>`; the label names the vault. Starting that one alone: '*' also starts the
+    // server of the definition VS Code is about to drop (the one before use(vault): it takes a
+    // changed definition half a second later), whose tools are listed, then dropped.
+    const server = `${extension().id.toLowerCase()}/${api.agents.definition().label}`;
     // The suite's window has VS Code's AI features off (QUIET_SETTINGS: chat.disableAIFeatures), and
     // then VS Code starts no MCP server: workbench.mcp.startServer returns at once, spawning nothing.
     // A person using agent mode has them on.
     const chat = vscode.workspace.getConfiguration('chat');
+    const aiOff = chat.inspect<boolean>('disableAIFeatures')?.globalValue;
     await chat.update('disableAIFeatures', false, vscode.ConfigurationTarget.Global);
     try {
-      const tool = (suffix: string) => vscode.lm.tools.find((t) => t.name.startsWith('mcp_') && t.name.endsWith(`_${suffix}`));
       // Turning them on takes effect asynchronously (the built-in chat extension is enabled and
-      // activates): until it has, startServer finds no server. Ask again until VS Code has started ours.
+      // activates): until it has, startServer finds no server. Ask again until VS Code has started
+      // ours (and has the definition: until then there is no server of that name).
       const t0 = Date.now();
       await until('VS Code to start the AVFS server and list its tools', async () => {
-        await vscode.commands.executeCommand('workbench.mcp.startServer', '*', { waitForLiveTools: true });
+        await vscode.commands.executeCommand('workbench.mcp.startServer', server, { waitForLiveTools: true });
         return tool('read_file') !== undefined;
       }, 90_000);
       process.stdout.write(`      (VS Code listed the AVFS tools ${Date.now() - t0} ms after AI features were turned on)\n`);
@@ -118,9 +130,14 @@ describe('Agents', () => {
       assert.equal(envelope.result.exit_code, 0);
       assert.equal((await avfs(['--vault', vault, 'cat', '/marker.txt'])).stdout, 'lm');
     } finally {
-      await vscode.commands.executeCommand('workbench.mcp.stopServer', '*').then(undefined, () => undefined);
-      await chat.update('disableAIFeatures', undefined, vscode.ConfigurationTarget.Global);
+      // stopServer takes the server's name ('*' names none). With the vault's definition gone
+      // (use(undefined)) VS Code lets the server go, and its tools; the next test, or a try again
+      // of this one, starts without them.
+      await vscode.commands.executeCommand('workbench.mcp.stopServer', server).then(undefined, () => undefined);
       await api.agents.use(undefined);
+      await until('VS Code to drop the AVFS tools', () => tool('read_file') === undefined, 30_000).catch(() => undefined);
+      // Back as the suite has them (off), not to the default (on) for the tests after this one.
+      await chat.update('disableAIFeatures', aiOff, vscode.ConfigurationTarget.Global);
     }
   });
 
