@@ -68,6 +68,10 @@ export function runCli(args: string[], opts: RunOptions): Promise<CliResult> {
       const stdoutBytes = Buffer.concat(out);
       resolve({ code: code ?? -1, stdout: stdoutBytes.toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), stdoutBytes });
     });
+    // A CLI that exits before it reads its input (a path refused at once) closes the pipe: EPIPE is no failure of the test.
+    child.stdin.on('error', (e: NodeJS.ErrnoException) => {
+      if (e.code !== 'EPIPE') reject(e);
+    });
     child.stdin.end(opts.input ?? '');
   });
 }

@@ -211,9 +211,10 @@ describe('avfs host', () => {
     const late = await connectClient({ name: 'late window' });
     let live: Awaited<ReturnType<typeof late.callHost<'exec/list'>>>['runs'][number] | undefined;
     await waitFor(async () => {
-      live = (await late.callHost('exec/list', {})).runs.find((r) => r.command.startsWith('sh -c echo first') && r.envelope === null && r.stdout.includes('first'));
+      live = (await late.callHost('exec/list', {})).runs.find((r) => r.command.startsWith('sh -c echo first') && r.envelope === null && r.stdout.includes('first') && r.stderr.includes('oops'));
       return live !== undefined;
     }, 10_000);
+    // (Its two pipes are read apart: the wait is for both, stdout's line may come first.)
     assert.ok(live, 'the running run is listed with its output so far');
     assert.equal(live.state, 'executing');
     assert.equal(live.stdout, 'first\n');
