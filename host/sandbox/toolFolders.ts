@@ -86,11 +86,14 @@ export function toolFolders(i: ToolFoldersInput): ToolFolders {
   const starts: string[] = (i.env.PATH ?? '').split(':');
   for (const v of TOOL_VARS) starts.push(...(i.env[v] ?? '').split(':'));
   const candidates: string[] = [];
+  // The prefix of each `bin` named (a Node under ~/.nvm/versions/node/v22 keeps npm's global config in its etc/npmrc).
+  const prefixes = new Set<string>();
   const seen = new Set<string>();
   const consider = (entry: string) => {
     const dir = isAbsolute(entry) ? realIfThere(entry) : null;
     if (dir === null || seen.has(dir)) return;
     seen.add(dir);
+    if (LEAVES.has(basename(dir))) prefixes.add(dirname(dir));
     for (const f of foldersOf(dir, home, covered)) {
       candidates.push(f);
       const base = covered.some((d) => within(f, d)) ? venvBase(f) : null;
@@ -122,6 +125,6 @@ export function toolFolders(i: ToolFoldersInput): ToolFolders {
   };
   if (home) for (const [, path] of i.secrets.places) hideAgain(path);
   hideAgain(avfs);
-  for (const s of shown) for (const f of SECRET_TOOL_FILES) hideAgain(join(s, f));
+  for (const s of new Set([...shown, ...prefixes])) for (const f of SECRET_TOOL_FILES) hideAgain(join(s, f));
   return { shown, hiddenAgain };
 }

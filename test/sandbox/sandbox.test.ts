@@ -193,6 +193,10 @@ describe('sandbox: workspace runs from a one-shot CLI, as root', () => {
     put(h('.local', 'bin', 'piptool'), `#!/bin/bash\necho "piptool $(cat '${h('.local', 'lib', 'pylib', 'mod.txt')}')"\n`, true);
     put(h('.local', 'lib', 'pylib', 'mod.txt'), 'mod');
     put(h('.local', 'share', 'other-app', 'history'), 'SECRET-HISTORY\n');
+    // A Node installed as nvm does: its npm's global config (which can hold a registry token) in the version's prefix stays hidden.
+    put(h('.nvm', 'versions', 'node', 'v99', 'bin', 'nodeish'), `#!/bin/bash\necho "nodeish $(ls '${h('.nvm', 'versions', 'node', 'v99', 'lib')}')"\n`, true);
+    put(h('.nvm', 'versions', 'node', 'v99', 'lib', 'npm-lib'), '');
+    put(h('.nvm', 'versions', 'node', 'v99', 'etc', 'npmrc'), '//registry.example/:_authToken=SECRET-NPM\n');
     // A project's own bin: that folder alone, not the project's secrets beside it.
     put(h('projects', 'p', 'node_modules', '.bin', 'ptool'), '#!/bin/bash\necho ptool\n', true);
     put(h('projects', 'p', '.env'), 'SECRET-DOTENV\n');
@@ -203,29 +207,29 @@ describe('sandbox: workspace runs from a one-shot CLI, as root', () => {
     // A tool under /tmp: its prefix.
     put(join(tmpBase, 'tool', 'bin', 'tmptool'), `#!/bin/bash\necho "tmptool $(cat '${join(tmpBase, 'tool', 'share', 'x')}')"\n`, true);
     put(join(tmpBase, 'tool', 'share', 'x'), 'x');
-    const secrets = { tool_token: h('.fakeenv', 'credentials'), cargo_token: h('.cargo', 'credentials.toml'), app_history: h('.local', 'share', 'other-app', 'history'), dotenv: h('projects', 'p', '.env'), ssh: h('.ssh', 'id_rsa'), notes: h('notes.txt') };
+    const secrets = { tool_token: h('.fakeenv', 'credentials'), npm_token: h('.nvm', 'versions', 'node', 'v99', 'etc', 'npmrc'), cargo_token: h('.cargo', 'credentials.toml'), app_history: h('.local', 'share', 'other-app', 'history'), dotenv: h('projects', 'p', '.env'), ssh: h('.ssh', 'id_rsa'), notes: h('notes.txt') };
     const script = [
-      'fakepy', 'cargo', 'piptool', 'ptool', 'vpy', 'tmptool',
+      'fakepy', 'cargo', 'nodeish', 'piptool', 'ptool', 'vpy', 'tmptool',
       ...Object.entries(secrets).map(([k, f]) => `if grep -q SECRET '${f}' 2>/dev/null; then echo ${k}=read; else echo ${k}=hidden; fi`),
     ].join('\n');
     // This machine's own tools (PYENV_ROOT…) are not this test's.
     const noToolVars = Object.fromEntries(TOOL_VARS.map((v) => [v, '']));
     try {
-      const path = [h('.fakeenv', 'shims'), h('.cargo', 'bin'), h('.local', 'bin'), h('projects', 'p', 'node_modules', '.bin'), h('venvs', 'v', 'bin'), join(tmpBase, 'tool', 'bin'), h('.ssh'), '/usr/bin', '/bin'].join(':');
+      const path = [h('.fakeenv', 'shims'), h('.cargo', 'bin'), h('.nvm', 'versions', 'node', 'v99', 'bin'), h('.local', 'bin'), h('projects', 'p', 'node_modules', '.bin'), h('venvs', 'v', 'bin'), join(tmpBase, 'tool', 'bin'), h('.ssh'), '/usr/bin', '/bin'].join(':');
       assert.equal((await runCli(['--vault', 'main', 'write', '/tools.sh'], { ...opts, input: script + '\n' })).code, 0);
       const r = await runCli(['--json', '--vault', 'main', 'proxy', 'exec', '--', 'bash', 'tools.sh'], { ...opts, env: { ...opts.env, ...noToolVars, PATH: path } });
       const env = envelopeOf(r.stdout);
       assert.equal(r.code, 0, env.result.stderr);
       const hidden = Object.keys(secrets).map((k) => `${k}=hidden\n`).join('');
-      assert.equal(env.result.stdout, `fakepy 9.1 with-lib\ncargo 1.99\npiptool mod\nptool\nbasepy\ntmptool x\n${hidden}`);
+      assert.equal(env.result.stdout, `fakepy 9.1 with-lib\ncargo 1.99\nnodeish npm-lib\npiptool mod\nptool\nbasepy\ntmptool x\n${hidden}`);
       assert.equal(env.result.sandbox?.mode, 'workspace');
       const t = realpathSync(tmpBase);
       assert.deepEqual([...(env.result.sandbox?.path_read_only ?? [])].sort(), [
-        h('.cargo'), h('.fakeenv'), h('.local', 'bin'), h('.local', 'lib'), h('.rustup'), h('projects', 'p', 'node_modules', '.bin'), h('venvs', 'v'), join(t, 'base'), join(t, 'tool'),
+        h('.cargo'), h('.fakeenv'), h('.local', 'bin'), h('.nvm'), h('.local', 'lib'), h('.rustup'), h('projects', 'p', 'node_modules', '.bin'), h('venvs', 'v'), join(t, 'base'), join(t, 'tool'),
       ].sort());
     } finally {
       rmSync(tmpBase, { recursive: true, force: true });
-      for (const d of ['.fakeenv', '.cargo', '.rustup', '.local', 'projects', 'venvs']) rmSync(h(d), { recursive: true, force: true });
+      for (const d of ['.fakeenv', '.cargo', '.rustup', '.nvm', '.local', 'projects', 'venvs']) rmSync(h(d), { recursive: true, force: true });
     }
   });
 
