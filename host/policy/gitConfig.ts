@@ -11,8 +11,9 @@
  *   `pushurl` (each one it rewrites becomes a push URL);
  * - the remote a bare command goes to: `branch.<current>.pushRemote`, `remote.pushDefault`, then
  *   `branch.<current>.remote` for a push; `branch.<current>.remote` for the others; else `origin`.
- * `include.path` is followed (through the caller's reader); `includeIf` is not (its conditions
- * depend on where git runs), and neither are the `GIT_CONFIG_*` environment variables.
+ * `include.path` is followed, and `includeIf.<condition>.path` where the caller's reader says the
+ * condition holds (it knows where git runs: proxy/gitRemotes.ts, with the `GIT_CONFIG_*`
+ * environment variables); `gitConfigParameters` reads git's own `GIT_CONFIG_PARAMETERS`.
  */
 
 export interface GitConfigEntry {
@@ -56,9 +57,10 @@ function valueOf(raw: string): string {
 
 /**
  * Reads a file that `include.path` names (as written there): its text and how to read the files it
- * includes in turn (relative to it), or null when it cannot be read.
+ * includes in turn (relative to it), or null when it cannot be read. For `includeIf`, `condition`
+ * is what follows `includeIf.` (`gitdir:~/work/`, `onbranch:main`…): null too when it does not hold.
  */
-export type GitInclude = (path: string) => { text: string; include: GitInclude } | null;
+export type GitInclude = (path: string, condition?: string) => { text: string; include: GitInclude } | null;
 
 /** The entries of one config file's text, in order; an included file's entries take the include's place, as in git. */
 export function parseGitConfig(text: string, include?: GitInclude, depth = 0): GitConfigEntry[] {
@@ -90,8 +92,9 @@ export function parseGitConfig(text: string, include?: GitInclude, depth = 0): G
     if (!kv) continue;
     const entry = { key: `${section}.${kv[1]!.toLowerCase()}`, value: kv[2] === undefined ? 'true' : valueOf(kv[2]) };
     out.push(entry);
-    if (entry.key === 'include.path' && include && depth < MAX_INCLUDE_DEPTH) {
-      const inner = include(entry.value);
+    const conditional = entry.key.startsWith('includeif.') && entry.key.endsWith('.path');
+    if ((entry.key === 'include.path' || conditional) && include && depth < MAX_INCLUDE_DEPTH) {
+      const inner = conditional ? include(entry.value, entry.key.slice('includeif.'.length, -'.path'.length)) : include(entry.value);
       if (inner !== null) out.push(...parseGitConfig(inner.text, inner.include, depth + 1));
     }
   }
@@ -107,6 +110,51 @@ export function entryOfOption(option: string): GitConfigEntry | null {
   if (first <= 0 || last === key.length - 1) return null;
   const norm = first === last ? key.toLowerCase() : `${key.slice(0, first).toLowerCase()}${key.slice(first, last)}${key.slice(last).toLowerCase()}`;
   return { key: norm, value: eq < 0 ? 'true' : option.slice(eq + 1) };
+}
+
+/**
+ * `GIT_CONFIG_PARAMETERS` (how git hands its `-c` options to the programs it runs, and what a
+ * caller may set): single-quoted words, `'key'='value'` or `'key=value'`, apart by spaces; a
+ * quote inside a word is written `'\''`. Null when it does not read as that (git refuses it too).
+ */
+export function gitConfigParameters(text: string): GitConfigEntry[] | null {
+  const out: GitConfigEntry[] = [];
+  let i = 0;
+  /** One single-quoted word from `i` (with its `\'` joins), or null. */
+  const word = (): string | null => {
+    let w = '';
+    for (;;) {
+      if (text[i] !== "'") return null;
+      const end = text.indexOf("'", i + 1);
+      if (end < 0) return null;
+      w += text.slice(i + 1, end);
+      i = end + 1;
+      if (text.startsWith("\\'", i)) {
+        w += "'";
+        i += 2;
+        continue;
+      }
+      return w;
+    }
+  };
+  while (i < text.length) {
+    if (text[i] === ' ') {
+      i++;
+      continue;
+    }
+    const key = word();
+    if (key === null) return null;
+    let entry: GitConfigEntry | null;
+    if (text[i] === '=') {
+      i++;
+      const value = text[i] === "'" ? word() : '';
+      if (value === null) return null;
+      entry = entryOfOption(`${key}=${value}`);
+    } else entry = entryOfOption(key);
+    if (entry === null) return null;
+    out.push(entry);
+  }
+  return out;
 }
 
 /** The remotes of one repository as git resolves them, from its configuration's entries (in git's order). */

@@ -54,6 +54,7 @@ import { stopGroup } from './processGroup';
 import { runCommand, type RunOptions, type RunResult } from './runner';
 import type { SandboxSpec } from '../sandbox/bwrap';
 import { homeReadOnly, loadSandboxSettings, planSandbox, sandboxRecordOf, unsandboxedRecord } from '../sandbox/plan';
+import { normPath, within } from '../sandbox/secrets';
 import { sandboxSupport } from '../sandbox/probe';
 import { networkHostsOf } from '../policy/networkHosts';
 import { gitRemotesIn, globalGitConfigs } from './gitRemotes';
@@ -367,7 +368,10 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
       // Git inside reads the global files the private home shows (sandbox.json's home_read_only).
       const shown = networked ? homeReadOnly(sandboxSettings, homedir(), deps.home.dir) : [];
       const gitGlobals = globalGitConfigs(homedir()).filter((f) => shown.some((p) => f === p || f.startsWith(`${p}/`)));
-      const hosts = networked ? networkHostsOf(decision.parts, gitRemotesIn(vfs, vaultCwd, gitGlobals)) : null;
+      // What git inside reads outside the vault: the system, and of the home only what the sandbox shows.
+      const [home, avfsHome] = [normPath(homedir()), normPath(deps.home.dir)];
+      const visible = (f: string) => (!within(f, home) || shown.some((p) => within(f, p))) && !within(f, avfsHome) && !within(f, '/tmp');
+      const hosts = networked ? networkHostsOf(decision.parts, gitRemotesIn(vfs, vaultCwd, gitGlobals, { root: place, env, visible })) : null;
       spec = planSandbox({
         bwrap: supported.bwrap,
         userns: supported.userns,

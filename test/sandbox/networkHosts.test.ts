@@ -1,13 +1,17 @@
 /** The hosts a sandboxed run may reach, as the policy reads them from the command (host/policy/networkHosts.ts). */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { networkHostsOf } from '../../host/policy/networkHosts';
 import { GitRemoteConfig, parseGitConfig } from '../../host/policy/gitConfig';
 import type { DecisionPart } from '../../host/protocol/policy';
+import { gitRemotesIn } from '../../host/proxy/gitRemotes';
+import { AvfsHome } from '../../host/store/home';
+import { importTree } from '../../host/vfs/transfer';
+import { Vfs } from '../../host/vfs/vfs';
 
 const part = (argv: string[], networked = true): DecisionPart => ({
   command: argv.join(' '),
@@ -139,5 +143,75 @@ test('the resolution agrees with real git: `git remote get-url` and `git ls-remo
     for (const url of ['gh:org/lib', 'https://github.com/team/x', 'https://elsewhere.example/y']) assert.deepEqual(ours.urlsOfOperand(url, false), git('ls-remote', '--get-url', url), url);
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('includeIf (gitdir, gitdir/i, onbranch, hasconfig), GIT_CONFIG_* and GIT_CONFIG_PARAMETERS are read as real git reads them', () => {
+  const base = realpathSync(mkdtempSync(join(tmpdir(), 'avfs-gitif-')));
+  const home = join(base, 'home');
+  const dir = join(home, 'work', 'proj');
+  const avfsHome = new AvfsHome(join(base, 'avfs'));
+  try {
+    mkdirSync(dir, { recursive: true });
+    const put = (f: string, text: string) => writeFileSync(f, text);
+    put(join(home, '.gitconfig'), [
+      '[includeIf "gitdir:~/work/"]', '\tpath = work.inc',
+      '[includeIf "gitdir:elsewhere/"]', '\tpath = other.inc',
+      '[includeIf "gitdir/i:~/WORK/PROJ/"]', '\tpath = nocase.inc',
+      '[includeIf "gitdir:~/WORK/"]', '\tpath = other.inc',
+      '[includeIf "onbranch:feat/"]', '\tpath = feat.inc',
+      '[includeIf "hasconfig:remote.*.url:https://github.com/**"]', '\tpath = gh.inc',
+      '',
+    ].join('\n'));
+    put(join(home, 'work.inc'), '[url "https://work.example/"]\n\tinsteadOf = w:\n');
+    put(join(home, 'other.inc'), '[url "https://other.example/"]\n\tinsteadOf = w:\n\tinsteadOf = o:\n');
+    put(join(home, 'nocase.inc'), '[url "https://nocase.example/"]\n\tinsteadOf = n:\n');
+    put(join(home, 'feat.inc'), '[remote "origin"]\n\tpushurl = https://feat.example/p.git\n');
+    put(join(home, 'gh.inc'), '[url "https://mirror.example/"]\n\tinsteadOf = https://github.com/\n');
+    const env = {
+      ...process.env, HOME: home, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: join(home, '.gitconfig'),
+      GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'url.https://env.example/.insteadOf', GIT_CONFIG_VALUE_0: 'e:',
+      GIT_CONFIG_PARAMETERS: "'url.https://param.example/.insteadof'='p:' 'remote.q.url=https://it'\\''s.example/q'",
+    };
+    const git = (...a: string[]) => {
+      const r = spawnSync('git', a, { cwd: dir, encoding: 'utf8', env });
+      assert.equal(r.status, 0, r.stderr);
+      return r.stdout.trim().split('\n');
+    };
+    spawnSync('git', ['init', '-q', '-b', 'feat/x', '.'], { cwd: dir, env });
+    const remotes: Record<string, string> = { origin: 'w:org/app', up: 'https://github.com/a/b', o: 'o:x', n: 'n:y', e: 'e:z', p: 'p:w' };
+    for (const [name, url] of Object.entries(remotes)) git('remote', 'add', name, url);
+    const vault = avfsHome.create('gitif');
+    const vfs = new Vfs(vault);
+    try {
+      importTree(vfs, join(dir, '.git'), '/.git');
+      const ours = (branch: string) => {
+        vfs.writeFile('/.git/HEAD', Buffer.from(`ref: refs/heads/${branch}\n`));
+        return gitRemotesIn(vfs, '/', [], { root: dir, env, visible: () => true })()!;
+      };
+      for (const branch of ['feat/x', 'main']) {
+        spawnSync('git', ['symbolic-ref', 'HEAD', `refs/heads/${branch}`], { cwd: dir, env });
+        const config = ours(branch);
+        for (const name of Object.keys(remotes)) {
+          assert.deepEqual(config.remoteUrls(name, false), git('remote', 'get-url', name), `fetch ${name} on ${branch}`);
+          assert.deepEqual(config.remoteUrls(name, true), git('remote', 'get-url', '--push', '--all', name), `push ${name} on ${branch}`);
+        }
+        // A remote the environment alone configures (`remote get-url` knows only the repository's own).
+        assert.deepEqual(config.remoteUrls('q', false), git('ls-remote', '--get-url', 'q'), `fetch q on ${branch}`);
+      }
+      // What the includes decided, spelled out (so a git that changes its mind is noticed here too).
+      assert.deepEqual(ours('feat/x').remoteUrls('origin', true), ['https://feat.example/p.git']);
+      assert.deepEqual(ours('main').remoteUrls('origin', true), ['https://work.example/org/app']);
+      assert.deepEqual(ours('main').remoteUrls('up', false), ['https://mirror.example/a/b']);
+      assert.deepEqual(ours('main').remoteUrls('n', false), ['https://nocase.example/y']);
+      assert.deepEqual(ours('main').remoteUrls('q', false), ["https://it's.example/q"]);
+      // GIT_DIR outside the vault, or a GIT_CONFIG_COUNT git refuses: the hosts cannot be known.
+      assert.equal(gitRemotesIn(vfs, '/', [], { root: dir, env: { ...env, GIT_DIR: '/elsewhere/.git' }, visible: () => true })(), null);
+      assert.equal(gitRemotesIn(vfs, '/', [], { root: dir, env: { ...env, GIT_CONFIG_COUNT: 'two' }, visible: () => true })(), null);
+    } finally {
+      vault.close();
+    }
+  } finally {
+    rmSync(base, { recursive: true, force: true });
   }
 });

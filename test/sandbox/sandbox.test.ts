@@ -484,6 +484,12 @@ describe('sandbox: runs through a real host', () => {
     const gitconfig = join(w.home, '.gitconfig');
     const before0 = readFileSync(gitconfig, 'utf8');
     appendFileSync(gitconfig, `[url "http://localhost:${l.port}/"]\n\tinsteadOf = lh:\n`);
+    // An include on a condition of where git runs (this repository's folder), from a file the home shows, and one whose condition does not hold.
+    const inc = join(w.home, '.config', 'git');
+    mkdirSync(inc, { recursive: true });
+    writeFileSync(join(inc, 'work.inc'), `[url "http://127.0.0.1:${l.port}/"]\n\tinsteadOf = wk:\n`);
+    writeFileSync(join(inc, 'other.inc'), '[url "https://elsewhere.example/"]\n\tinsteadOf = wk:\n');
+    appendFileSync(gitconfig, '[includeIf "gitdir:rewritten/"]\n\tpath = .config/git/work.inc\n[includeIf "gitdir:not-this-one/"]\n\tpath = .config/git/other.inc\n');
     try {
       const setup = await exec([
         '--cwd', '/rewritten', '--shell',
@@ -501,10 +507,13 @@ describe('sandbox: runs through a real host', () => {
         [['git', 'ls-remote'], ['localhost']],
         [['git', 'push', 'origin', 'HEAD'], ['127.0.0.1']],
         [['git', 'ls-remote', 'lh:other.git'], ['localhost']],
+        [['git', 'ls-remote', 'wk:other.git'], ['127.0.0.1']],
+        // The run's environment configures git too (GIT_CONFIG_COUNT / KEY / VALUE).
+        [['--env', 'GIT_CONFIG_COUNT=1', '--env', 'GIT_CONFIG_KEY_0=url.http://localhost:' + l.port + '/.insteadOf', '--env', 'GIT_CONFIG_VALUE_0=ev:', '--', 'git', 'ls-remote', 'ev:x.git'], ['localhost']],
       ];
       for (const [argv, hosts] of cases) {
         const before = l.hits();
-        const { env } = await exec(['--cwd', '/rewritten', '--', ...argv]);
+        const { env } = await exec(['--cwd', '/rewritten', ...(argv[0] === '--env' ? argv : ['--', ...argv])]);
         assert.equal(env.result.approval?.outcome, 'approved', argv.join(' '));
         assert.equal(env.result.sandbox?.network, 'filtered', argv.join(' '));
         assert.deepEqual(env.result.sandbox?.network_hosts, hosts, argv.join(' '));
@@ -513,6 +522,7 @@ describe('sandbox: runs through a real host', () => {
       }
     } finally {
       writeFileSync(gitconfig, before0);
+      rmSync(join(w.home, '.config'), { recursive: true, force: true });
       approver.close();
     }
   });
