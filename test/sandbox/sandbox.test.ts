@@ -632,7 +632,9 @@ describe('sandbox: an ordinary user (a user namespace)', () => {
     }
     assert.equal((await cli(['--vault', 'main', 'write', '/bomb.sh'], BOMB)).code, 0);
     const bomb = await exec(['--timeout', '3000', '--grace', '500', '--', 'bash', 'bomb.sh']);
-    assert.equal(bomb.env.result.state, 'timed_out');
+    // Timed out (its `sleep 60` waits), or failed where the script's own fork of sleep was refused for
+    // good before then (seen with two test runs at once on two cores): an envelope either way.
+    assert.ok(['timed_out', 'failed'].includes(bomb.env.result.state), bomb.env.result.state);
     assert.match(bomb.env.result.stderr, /fork|Resource temporarily unavailable/);
     assert.doesNotMatch(bomb.stderr, /ERR_WORKER_INIT_FAILED/);
     const next = await exec(['--', 'sh', '-c', 'echo alive']);
