@@ -382,7 +382,9 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
         network: networked,
         allowHosts: hosts,
         settings: sandboxSettings,
-        env,
+        // The tools of the caller's own environment: a PATH or PYENV_ROOT the request sets (an agent's
+        // `env`) must not choose what of the home the run is shown.
+        env: deps.baseEnv ?? process.env,
         pidMax: supported.pidMax,
       });
       const to = hosts ? ` (${hosts.join(', ')} alone)` : ' (hosts the policy cannot name: the whole network)';

@@ -70,7 +70,7 @@ export interface PlanInput {
   /** With `network`: the only hosts the run may reach (through the proxy), or null for the whole network. */
   allowHosts?: string[] | null;
   settings: SandboxSettings;
-  /** The command's environment: the tools its PATH (and TOOL_VARS) name that the sandbox would hide are shown read-only (toolFolders.ts). */
+  /** The caller's environment (not a request's additions): the tools its PATH (and TOOL_VARS) name that the sandbox would hide are shown read-only (toolFolders.ts). */
   env: Record<string, string | undefined>;
   /** A pid namespace's own pid_max can be set here (probe.ts). */
   pidMax: boolean;

@@ -41,7 +41,7 @@ export interface ToolFolders {
 }
 
 export interface ToolFoldersInput {
-  /** The command's environment: its PATH and the TOOL_VARS. */
+  /** The caller's environment (not what a request adds): its PATH and the TOOL_VARS. */
   env: Record<string, string | undefined>;
   /** The home the sandbox makes private, or null. */
   home: string | null;
@@ -65,6 +65,14 @@ function foldersOf(dir: string, home: string | null, covered: string[]): string[
   if (LEAVES.has(basename(dir)) && !shared && !covered.some((c) => within(c, parent))) return [parent];
   return [dir];
 }
+
+const isDir = (p: string) => {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+};
 
 /** The `home` of a Python virtual environment's pyvenv.cfg: the folder of the interpreter it was made from. */
 function venvBase(folder: string): string | null {
@@ -91,13 +99,15 @@ export function toolFolders(i: ToolFoldersInput): ToolFolders {
   const seen = new Set<string>();
   const consider = (entry: string) => {
     const dir = isAbsolute(entry) ? realIfThere(entry) : null;
-    if (dir === null || seen.has(dir)) return;
+    // A folder (a file on PATH shows nothing), never one in the avfs home (its mounts may be served by this very process).
+    if (dir === null || seen.has(dir) || within(dir, i.secrets.avfsHome) || !isDir(dir)) return;
     seen.add(dir);
     if (LEAVES.has(basename(dir))) prefixes.add(dirname(dir));
     for (const f of foldersOf(dir, home, covered)) {
       candidates.push(f);
+      // A virtual environment's base: the bin of the interpreter it was made from, nothing else.
       const base = covered.some((d) => within(f, d)) ? venvBase(f) : null;
-      if (base) consider(base);
+      if (base && LEAVES.has(basename(base))) consider(base);
     }
   };
   for (const entry of starts) consider(entry);

@@ -227,9 +227,25 @@ describe('sandbox: workspace runs from a one-shot CLI, as root', () => {
       assert.deepEqual([...(env.result.sandbox?.path_read_only ?? [])].sort(), [
         h('.cargo'), h('.fakeenv'), h('.local', 'bin'), h('.nvm'), h('.local', 'lib'), h('.rustup'), h('projects', 'p', 'node_modules', '.bin'), h('venvs', 'v'), join(t, 'base'), join(t, 'tool'),
       ].sort());
+      // From the attacker's side: what a request sets (an agent's `env`) chooses nothing of the home, nor does a file on PATH.
+      put(h('Documents', 'bin', 'x'), '#!/bin/bash\n', true);
+      put(h('Documents', 'private.txt'), 'SECRET-DOCUMENT\n');
+      const probe = `for f in '${h('Documents', 'private.txt')}' '${h('notes.txt')}'; do grep -q SECRET "$f" 2>/dev/null && echo "read $f"; done; true`;
+      assert.equal((await runCli(['--vault', 'main', 'write', '/probe.sh'], { ...opts, input: probe + '\n' })).code, 0);
+      const asked = async (...env: string[]) => {
+        const r = await runCli(['--json', '--vault', 'main', 'proxy', 'exec', ...env.flatMap((e) => ['--env', e]), '--', 'bash', 'probe.sh'], { ...opts, env: { ...opts.env, ...noToolVars, PATH: `${h('notes.txt')}:/usr/bin:/bin` } });
+        return envelopeOf(r.stdout).result;
+      };
+      // A PATH into the home is the policy's to refuse (nothing runs)…
+      assert.equal((await asked(`PATH=${h('Documents', 'bin')}:/usr/bin:/bin`)).state, 'denied');
+      // …and a tool variable the policy lets pass shows nothing either: the sandbox reads the caller's environment, not the request's.
+      const widened = await asked(`PYENV_ROOT=${h('Documents')}`, `VIRTUAL_ENV=${h('Documents')}`, `NVM_DIR=${h('Documents')}`, `GOPATH=${h('Documents')}:${h()}`);
+      assert.equal(widened.state, 'completed', JSON.stringify(widened.decision));
+      assert.equal(widened.stdout, '');
+      assert.deepEqual(widened.sandbox?.path_read_only, []);
     } finally {
       rmSync(tmpBase, { recursive: true, force: true });
-      for (const d of ['.fakeenv', '.cargo', '.rustup', '.nvm', '.local', 'projects', 'venvs']) rmSync(h(d), { recursive: true, force: true });
+      for (const d of ['.fakeenv', '.cargo', '.rustup', '.nvm', '.local', 'projects', 'venvs', 'Documents']) rmSync(h(d), { recursive: true, force: true });
     }
   });
 
