@@ -54,7 +54,7 @@ import { stopGroup } from './processGroup';
 import { runCommand, type RunOptions, type RunResult } from './runner';
 import type { SandboxSpec } from '../sandbox/bwrap';
 import { homeReadOnly, loadSandboxSettings, planSandbox, sandboxRecordOf, unsandboxedRecord } from '../sandbox/plan';
-import { normPath, within } from '../sandbox/secrets';
+import { normPath, SECRET_SYSTEM_FILES, within } from '../sandbox/secrets';
 import { sandboxSupport } from '../sandbox/probe';
 import { networkHostsOf } from '../policy/networkHosts';
 import { gitRemotesIn, globalGitConfigs } from './gitRemotes';
@@ -370,7 +370,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
       const gitGlobals = globalGitConfigs(homedir()).filter((f) => shown.some((p) => f === p || f.startsWith(`${p}/`)));
       // What git inside reads outside the vault: the system, and of the home only what the sandbox shows.
       const [home, avfsHome] = [normPath(homedir()), normPath(deps.home.dir)];
-      const visible = (f: string) => (!within(f, home) || shown.some((p) => within(f, p))) && !within(f, avfsHome) && !within(f, '/tmp');
+      const visible = (f: string) => (!within(f, home) || shown.some((p) => within(f, p))) && !within(f, avfsHome) && !within(f, '/tmp') && !SECRET_SYSTEM_FILES.includes(f);
       const hosts = networked ? networkHostsOf(decision.parts, gitRemotesIn(vfs, vaultCwd, gitGlobals, { root: place, env, visible })) : null;
       spec = planSandbox({
         bwrap: supported.bwrap,
