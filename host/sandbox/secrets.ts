@@ -14,9 +14,10 @@ export const SECRET_HOME_PATHS = [
 
 /**
  * Files a tool's own folder may keep a token in (relative to that folder): npm's global config in
- * a Node prefix, cargo's and other tools' credentials, token files copied into a prefix.
+ * a Node prefix, cargo's and RubyGems' credentials, Gradle's and Maven's settings, token files
+ * copied into a prefix.
  */
-export const SECRET_TOOL_FILES = ['etc/npmrc', 'credentials', 'credentials.toml', '.npmrc', '.pypirc', '.netrc', '.git-credentials'];
+export const SECRET_TOOL_FILES = ['etc/npmrc', 'credentials', 'credentials.toml', '.npmrc', '.pypirc', '.netrc', '.git-credentials', 'gradle.properties', 'settings.xml', 'settings-security.xml'];
 
 /** System files root could read that no run needs. */
 export const SECRET_SYSTEM_FILES = ['/etc/shadow', '/etc/shadow-', '/etc/gshadow', '/etc/gshadow-', '/etc/sudoers', '/etc/security/opasswd'];

@@ -13,8 +13,12 @@ import { realIfThere, SECRET_TOOL_FILES, secretIn, type Secrets, within } from '
 
 /** PATH folders whose parent is the tool's own prefix. */
 const LEAVES = new Set(['bin', 'sbin', 'shims']);
-/** Folders of the home that many programs share (the XDG places): never shown whole. */
-const SHARED = new Set(['.local', '.config', '.cache', '.var']);
+/**
+ * Folders of the home that many programs share, or an editor's data with its extensions' state
+ * (the XDG places; VS Code's and its forks' servers, which put their CLI on PATH): never shown
+ * whole, only a `bin`'s prefix or the PATH folder inside.
+ */
+const SHARED = new Set(['.local', '.config', '.cache', '.var', '.vscode', '.vscode-server', '.vscode-server-insiders', '.vscode-remote', '.cursor-server', '.windsurf-server']);
 /** Beside ~/.local/bin: where pip --user and pipx keep what its programs load. */
 const LOCAL_PROGRAM_DIRS = ['.local/lib', '.local/share/pipx', '.local/pipx'];
 /** Top folders of the home that are a tool's own though not dot-named (Go's, Android's, conda's defaults). */

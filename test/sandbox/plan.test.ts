@@ -45,6 +45,14 @@ describe('sandbox plan: paths', () => {
     }
   });
 
+  test('an editor server\'s CLI on PATH shows that folder alone, not the server\'s data and extensions beside it', () => {
+    const cli = join(home, '.vscode-server', 'bin', 'abc123', 'bin', 'remote-cli');
+    mkdirSync(cli, { recursive: true });
+    mkdirSync(join(home, '.vscode-server', 'data', 'User'), { recursive: true });
+    const p = planSandbox(input({ env: { PATH: `${cli}:/usr/bin` } }));
+    assert.deepEqual(p.pathReadOnly, [cli]);
+  });
+
   test('home_read_only refuses a secret in every spelling: ~/, relative, absolute with .., a trailing slash on the home', () => {
     for (const entry of ['~/.ssh', '.ssh', '.config/../.ssh', join(home, 'x', '..', '.ssh'), `${home}/.ssh/`]) {
       for (const h of [home, `${home}/`]) {
