@@ -1,10 +1,10 @@
 /**
  * Whether a mount is being served now: its process runs and the kernel lists it as avfs's. Apart
  * from registry.ts (no zod, no store) because a CLI call checks it at start, before it loads
- * anything else (host/cli/liveMountClient.ts). Nothing here touches a mountpoint.
+ * anything else (host/cli/liveMountClient.ts). Nothing here touches a mountpoint (only the folder above it).
  */
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { readFileSync, realpathSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 
 export interface MountInfoEntry {
   mountpoint: string;
@@ -33,8 +33,21 @@ export function mountTable(): MountInfoEntry[] {
   return out;
 }
 
-export function mountEntry(mountpoint: string): MountInfoEntry | undefined {
+/**
+ * A mountpoint as the kernel lists it: the links of the folders above it resolved (an avfs home
+ * under a home that is a link), never the mountpoint itself, which a hung server would block.
+ */
+export function kernelPath(mountpoint: string): string {
   const mp = resolve(mountpoint);
+  try {
+    return join(realpathSync.native(dirname(mp)), basename(mp));
+  } catch {
+    return mp;
+  }
+}
+
+export function mountEntry(mountpoint: string): MountInfoEntry | undefined {
+  const mp = kernelPath(mountpoint);
   const all = mountTable().filter((e) => e.mountpoint === mp);
   return all[all.length - 1];
 }

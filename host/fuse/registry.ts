@@ -12,7 +12,7 @@ import { AvfsError } from '../protocol/errors';
 import { MountRecord } from '../protocol/records';
 import type { AvfsHome } from '../store/home';
 import { unixSocketPath } from '../store/socketPath';
-import { mountEntry, mountTable, pidAlive, servedNow } from './liveness';
+import { kernelPath, mountEntry, mountTable, pidAlive, servedNow } from './liveness';
 import { makePrivateDir, writePrivateFile } from '../store/privateFs';
 
 // The record's format is the protocol's (host/protocol/records.ts).
@@ -144,7 +144,7 @@ export class MountRegistry {
       cleaned.push(rec.mountpoint);
     }
     if (opts.foreign === false) return cleaned;
-    const recorded = new Set(this.records().map((r) => r.mountpoint));
+    const recorded = new Set(this.records().map((r) => kernelPath(r.mountpoint)));
     // Probed all at once: each probe is a process start, and other homes may have many mounts up.
     const foreign = mountTable().filter((e) => e.fstype === 'fuse.avfs' && !recorded.has(e.mountpoint));
     await Promise.all(

@@ -26,6 +26,8 @@ export interface SandboxSpec {
   /** Make a user namespace (needed when not root). */
   userns: boolean;
   mountpoint: string;
+  /** Where the mount is bound inside: its real path (the same, unless a folder above it is a link). */
+  mountAt?: string;
   readonly: boolean;
   /** Share the host's network (the run's network part was let run, for hosts unknown); else a namespace of its own. */
   network: boolean;
@@ -33,7 +35,11 @@ export interface SandboxSpec {
   allowHosts: string[] | null;
   /** The private, empty home the run sees (the real one's path); null when there is none to hide (`/`, missing). */
   home: string | null;
-  /** Paths of the real home shown read-only (absolute; each exists). */
+  /** Where the private home is made: the home's real path (it differs where the home is a link). */
+  homeAt: string | null;
+  /** The home is a link in a place the sandbox covers: made again inside, to `homeAt`. */
+  homeLink: boolean;
+  /** Paths of the real home shown read-only (absolute, by their real paths; each exists). */
   homeReadOnly: string[];
   /** Folders of the tools the command's PATH names that the hiding above would cover, shown read-only (each exists; toolFolders.ts). */
   pathReadOnly: string[];
@@ -123,11 +129,12 @@ export function bwrapArgv(spec: SandboxSpec, cwd: string, argv: string[], by: Li
   a.push('--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/dev/shm', '--tmpfs', '/tmp');
   for (const d of spec.hide) a.push('--tmpfs', d);
   for (const f of spec.maskFiles) a.push('--ro-bind', '/dev/null', f);
-  if (spec.home) a.push('--tmpfs', spec.home);
+  if (spec.home) a.push('--tmpfs', spec.homeAt ?? spec.home);
+  if (spec.home && spec.homeAt && spec.homeLink) a.push('--symlink', spec.homeAt, spec.home);
   for (const p of spec.homeReadOnly) a.push('--ro-bind', p, p);
   for (const p of spec.pathReadOnly) a.push('--ro-bind', p, p);
   for (const h of spec.hiddenAgain) a.push(...(h.dir ? ['--tmpfs', h.path] : ['--ro-bind', '/dev/null', h.path]));
-  a.push(spec.readonly ? '--ro-bind' : '--bind', spec.mountpoint, spec.mountpoint);
+  a.push(spec.readonly ? '--ro-bind' : '--bind', spec.mountpoint, spec.mountAt ?? spec.mountpoint);
   if (proxySocket) {
     const url = `http://127.0.0.1:${PROXY_PORT_INSIDE}`;
     a.push('--bind', proxySocket, PROXY_SOCKET_INSIDE);

@@ -7,7 +7,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir, totalmem } from 'node:os';
-import { isAbsolute, join } from 'node:path';
+import { basename, dirname, isAbsolute, join } from 'node:path';
 import { z } from 'zod';
 import { AvfsError } from '../protocol/errors';
 import type { SandboxRecord } from '../protocol/sandbox';
@@ -82,7 +82,7 @@ const uid = () => process.getuid?.() ?? -1;
 /** The directories a run must not see: the avfs home, its socket directory, every home. */
 function hidden(avfsHome: string, home: string): string[] {
   const candidates = [real(avfsHome), join(tmpdir(), `avfs-${uid()}`), '/home', '/root', '/run', '/var/run'];
-  const covered = ['/tmp', home];
+  const covered = ['/tmp', home, real(home)];
   const out: string[] = [];
   for (const c of candidates) {
     if (!existsSync(c) || c === '/' || covered.some((d) => within(c, d)) || out.some((d) => within(c, d))) continue;
@@ -109,18 +109,25 @@ export function planSandbox(i: PlanInput): SandboxSpec {
   const home = privateHome(i.home);
   const hide = hidden(i.avfsHome, home ?? '/nonexistent');
   const secrets = secretsOf(home ?? '/nonexistent', i.avfsHome);
-  // By its real path: the PATH's folders are (a home that is a link is covered where it leads).
-  const tools = toolFolders({ env: i.env, home: home && real(home), secrets, hide });
+  // A home that is a link (/home/me → /data/me) is made private where it leads; the link is made
+  // again where a hidden place covered it. Paths are shown by their real paths (a bind through a
+  // link inside the new root would follow it outside).
+  const homeAt = home && real(home);
+  const tools = toolFolders({ env: i.env, home: homeAt, secrets, hide });
   const memory = (i.settings.memory_mb ?? Math.min(8192, Math.floor(totalmem() / 2 / 2 ** 20))) * 2 ** 20;
   return {
     bwrap: i.bwrap,
     userns: i.userns,
     mountpoint: i.mountpoint,
+    // Its folder's real path, not the mount's own: resolving that would ask the mount, which this very process may serve.
+    mountAt: join(real(dirname(i.mountpoint)), basename(i.mountpoint)),
     readonly: i.readonly,
     network: i.network && !i.allowHosts,
     allowHosts: i.network && i.allowHosts ? i.allowHosts : null,
     home,
-    homeReadOnly: home ? homeReadOnly(i.settings, home, i.avfsHome, secrets) : [],
+    homeAt,
+    homeLink: home !== null && homeAt !== home && ['/tmp', ...hide].some((d) => within(home, d)),
+    homeReadOnly: home ? homeReadOnly(i.settings, home, i.avfsHome, secrets).map(real) : [],
     hide,
     pathReadOnly: tools.shown,
     hiddenAgain: tools.hiddenAgain,

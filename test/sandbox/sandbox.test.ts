@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:net';
-import { appendFileSync, chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ExecutionEnvelope } from '../../host/protocol/exec';
@@ -246,6 +246,37 @@ describe('sandbox: workspace runs from a one-shot CLI, as root', () => {
     } finally {
       rmSync(tmpBase, { recursive: true, force: true });
       for (const d of ['.fakeenv', '.cargo', '.rustup', '.nvm', '.local', 'projects', 'venvs', 'Documents']) rmSync(h(d), { recursive: true, force: true });
+    }
+  });
+
+  test('a home that is a link (with the avfs home under it) is private where it leads: the link is made again inside, its secrets stay out of sight by either path', async () => {
+    const lw = world('avfs-sandbox-link-');
+    const link = `/home/avfs-link-${process.pid}`;
+    mkdirSync('/home', { recursive: true });
+    symlinkSync(lw.home, link);
+    // The same world seen through the link: $HOME and the avfs home are spelled with it.
+    const via: World = { ...lw, home: link, avfs: join(link, '.avfs') };
+    mkdirSync(via.avfs);
+    writeFileSync(join(via.avfs, 'policy.json'), lw.rules);
+    const o: RunOptions = { home: via.avfs, env: { HOME: link, AVFS_NO_HOST: '1' } };
+    try {
+      assert.equal((await runCli(['vault', 'create', 'main'], o)).code, 0);
+      const script = evilScript(via, l.port) + `if cat '${join(lw.home, '.ssh', 'id_rsa')}' >/dev/null 2>&1; then echo by_real_path=yes; else echo by_real_path=no; fi\necho mine > "$HOME/mine" && cat "$HOME/mine" >/dev/null && echo home_writable=yes\n`;
+      assert.equal((await runCli(['--vault', 'main', 'write', '/evil.sh'], { ...o, input: script })).code, 0);
+      const r = await runCli(['--json', '--vault', 'main', 'proxy', 'exec', '--', 'bash', 'evil.sh'], o);
+      const env = envelopeOf(r.stdout);
+      assert.equal(r.code, 0, `${env.result.stderr}\n${r.stderr}`);
+      const p = probesOf(env.result.stdout);
+      assert.deepEqual([p.by_real_path, p.home_writable], ['no', 'yes']);
+      delete p.by_real_path;
+      delete p.home_writable;
+      assertContained(p, via);
+      assert.equal(existsSync(join(lw.home, 'mine')), false, 'the private home was not the real one');
+      assert.deepEqual(env.result.changed_files, ['/proof.txt']);
+    } finally {
+      await sh('bash', ['-c', `for m in $(grep -o "${lw.home}/[^ ]*" /proc/self/mounts); do fusermount -uz "$m"; done`]);
+      rmSync(link, { force: true });
+      lw.cleanup();
     }
   });
 
