@@ -43,11 +43,13 @@ export interface SandboxSpec {
   homeReadOnly: string[];
   /** Folders of the tools the command's PATH names that the hiding above would cover, shown read-only (each exists; toolFolders.ts). */
   pathReadOnly: string[];
-  /** Secrets inside those folders, covered again: a directory by an empty tmpfs, a file by an empty file. */
+  /** Secrets inside those folders, covered again: a directory by an empty tmpfs, a file by an unreadable one. */
   hiddenAgain: Array<{ path: string; dir: boolean }>;
+  /** PATH folders named through a link the hiding above covers, made again inside (toolFolders.ts). */
+  pathLinks: Array<{ path: string; target: string }>;
   /** Directories covered by an empty tmpfs: the avfs home, its socket directory, other homes. */
   hide: string[];
-  /** Files shown as empty (secrets of the system that root could read: /etc/shadow…). */
+  /** Files made unreadable (secrets of the system that root could read: /etc/shadow…): /dev/null bound over them, on a mount without devices, fails to open. */
   maskFiles: string[];
   /** Most processes (threads count) at once; RLIMIT_NPROC inside the user namespace when no cgroup does it. */
   processes: number;
@@ -134,6 +136,7 @@ export function bwrapArgv(spec: SandboxSpec, cwd: string, argv: string[], by: Li
   for (const p of spec.homeReadOnly) a.push('--ro-bind', p, p);
   for (const p of spec.pathReadOnly) a.push('--ro-bind', p, p);
   for (const h of spec.hiddenAgain) a.push(...(h.dir ? ['--tmpfs', h.path] : ['--ro-bind', '/dev/null', h.path]));
+  for (const l of spec.pathLinks) a.push('--symlink', l.target, l.path);
   a.push(spec.readonly ? '--ro-bind' : '--bind', spec.mountpoint, spec.mountAt ?? spec.mountpoint);
   if (proxySocket) {
     const url = `http://127.0.0.1:${PROXY_PORT_INSIDE}`;

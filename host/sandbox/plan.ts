@@ -79,9 +79,12 @@ export interface PlanInput {
 /** The uid that names the socket directory (host/store/socketPath.ts), without os.userInfo()'s passwd lookup per run. */
 const uid = () => process.getuid?.() ?? -1;
 
+/** The socket directory for long paths (host/store/socketPath.ts). */
+const socketDir = () => join(tmpdir(), `avfs-${uid()}`);
+
 /** The directories a run must not see: the avfs home, its socket directory, every home. */
 function hidden(avfsHome: string, home: string): string[] {
-  const candidates = [real(avfsHome), join(tmpdir(), `avfs-${uid()}`), '/home', '/root', '/run', '/var/run'];
+  const candidates = [real(avfsHome), socketDir(), '/home', '/root', '/run', '/var/run'];
   const covered = ['/tmp', home, real(home)];
   const out: string[] = [];
   for (const c of candidates) {
@@ -96,7 +99,7 @@ function hidden(avfsHome: string, home: string): string[] {
 /** The folders of the tools `env` names that a run's sandbox shows read-only (for `avfs doctor`; a run's plan makes them as below). */
 export function shownToolFolders(env: Record<string, string | undefined>, home: string, avfsHome: string): string[] {
   const h = privateHome(home);
-  return toolFolders({ env, home: h && real(h), secrets: secretsOf(h ?? '/nonexistent', avfsHome), hide: hidden(avfsHome, h ?? '/nonexistent') }).shown;
+  return toolFolders({ env, home: h && real(h), secrets: secretsOf(h ?? '/nonexistent', avfsHome), hide: hidden(avfsHome, h ?? '/nonexistent'), avoid: [socketDir()] }).shown;
 }
 
 /** The home a run gets a private one for: not `/` (some service users: that would hide the system), nor a missing one (it holds nothing). */
@@ -113,7 +116,7 @@ export function planSandbox(i: PlanInput): SandboxSpec {
   // again where a hidden place covered it. Paths are shown by their real paths (a bind through a
   // link inside the new root would follow it outside).
   const homeAt = home && real(home);
-  const tools = toolFolders({ env: i.env, home: homeAt, secrets, hide });
+  const tools = toolFolders({ env: i.env, home: homeAt, secrets, hide, avoid: [i.mountpoint, socketDir()] });
   const memory = (i.settings.memory_mb ?? Math.min(8192, Math.floor(totalmem() / 2 / 2 ** 20))) * 2 ** 20;
   return {
     bwrap: i.bwrap,
@@ -131,6 +134,7 @@ export function planSandbox(i: PlanInput): SandboxSpec {
     hide,
     pathReadOnly: tools.shown,
     hiddenAgain: tools.hiddenAgain,
+    pathLinks: tools.links,
     maskFiles: SECRET_SYSTEM_FILES.filter((f) => existsSync(f)),
     processes: i.settings.processes,
     memoryBytes: memory,

@@ -1,29 +1,35 @@
 /**
- * The folders of the tools a run's PATH names that the sandbox would hide (under the home, /tmp or
- * a hidden folder such as /run), to be shown read-only: not only the PATH folder, whose programs
- * are often a version manager's shims or links into a prefix, but the tool's whole folder, so
- * what they call runs too (pyenv's shims exec ~/.pyenv/libexec/pyenv and then a version under
- * ~/.pyenv/versions; nvm's npm links to ../lib/node_modules; rustup's proxies in ~/.cargo/bin read
- * toolchains in ~/.rustup). The secrets inside a shown folder are hidden again. Pure apart from
- * reading the file system (no process, no write); docs/exec.md, "What `workspace` guarantees".
+ * The folders of the tools the caller's PATH names that the sandbox would hide (under the home,
+ * /tmp), to be shown read-only: not only the PATH folder, whose programs are often a version
+ * manager's shims or links into a prefix, but what they call: a known manager's whole folder
+ * (pyenv's shims exec ~/.pyenv/libexec/pyenv and then a version under ~/.pyenv/versions; rustup's
+ * proxies in ~/.cargo/bin read toolchains in ~/.rustup), else a `bin` with its prefix's `lib`,
+ * `libexec` and `share` (nvm's npm links to ../lib/node_modules). Never a folder that is or holds
+ * a secret place, a socket, a run-time folder (/run), the avfs home or a vault's mount; the
+ * secrets known to live inside a shown folder are hidden again. Pure apart from reading the file
+ * system (no process, no write); docs/exec.md, "What `workspace` guarantees".
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, statfsSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join } from 'node:path';
-import { realIfThere, SECRET_TOOL_FILES, secretIn, type Secrets, within } from './secrets';
+import { normPath, real, realIfThere, SECRET_TOOL_FILES, secretIn, type Secrets, within } from './secrets';
 
 /** PATH folders whose parent is the tool's own prefix. */
 const LEAVES = new Set(['bin', 'sbin', 'shims']);
-/**
- * Folders of the home that many programs share, or an editor's data with its extensions' state
- * (the XDG places; VS Code's and its forks' servers, which put their CLI on PATH): never shown
- * whole, only a `bin`'s prefix or the PATH folder inside.
- */
-const SHARED = new Set(['.local', '.config', '.cache', '.var', '.vscode', '.vscode-server', '.vscode-server-insiders', '.vscode-remote', '.cursor-server', '.windsurf-server']);
-/** Beside ~/.local/bin: where pip --user and pipx keep what its programs load. */
+/** Of a prefix, beside its `bin`: what its programs load. */
+const PREFIX_PARTS = ['lib', 'lib64', 'libexec', 'share'];
+/** Beside ~/.local/bin: where pip --user and pipx keep what its programs load (~/.local/share holds every program's data). */
 const LOCAL_PROGRAM_DIRS = ['.local/lib', '.local/share/pipx', '.local/pipx'];
-/** Top folders of the home that are a tool's own though not dot-named (Go's, Android's, conda's defaults). */
-const TOP_TOOLS = new Set(['go', 'sdk', 'miniconda3', 'anaconda3', 'miniforge3', 'mambaforge', 'micromamba']);
-/** What a tool under the home reads beside its own folder: rustup's toolchains, a version manager's global version file. */
+/**
+ * Top folders of the home that are a version manager's or toolchain's own, shown whole when a
+ * PATH folder is inside: what their shims call lives anywhere in them. Any other folder's tools
+ * are shown by their `bin` and its prefix's parts alone (~/.pulumi keeps its token beside its bin).
+ */
+const MANAGERS = new Set([
+  '.pyenv', '.rbenv', '.nodenv', '.goenv', '.jenv', '.plenv', '.nvm', '.fnm', '.asdf', '.volta', '.sdkman', '.cargo', '.rustup', '.bun', '.deno',
+  '.ghcup', '.opam', '.elan', '.juliaup', '.rye', '.pixi', '.dotnet', '.npm-global', '.yarn', '.gem', '.pub-cache',
+  'go', 'sdk', 'miniconda3', 'anaconda3', 'miniforge3', 'mambaforge', 'micromamba',
+]);
+/** What a manager reads beside its own folder: rustup's toolchains, a version manager's global version file. */
 const COMPANIONS: Record<string, string[]> = {
   '.cargo': ['.rustup'],
   '.pyenv': ['.python-version'],
@@ -31,6 +37,22 @@ const COMPANIONS: Record<string, string[]> = {
   '.nodenv': ['.node-version'],
   '.asdf': ['.tool-versions'],
 };
+/** Where a manager keeps each version's own configuration, which can hold a registry's token (`*`: each version). */
+const VERSION_SECRETS: Record<string, string[]> = {
+  '.nvm': ['versions/node/*/etc/npmrc'],
+  '.nodenv': ['versions/*/etc/npmrc'],
+  '.volta': ['tools/image/node/*/etc/npmrc'],
+  '.asdf': ['installs/nodejs/*/etc/npmrc', 'installs/python/*/pip.conf'],
+  '.pyenv': ['versions/*/pip.conf', 'versions/*/etc/pip.conf'],
+  miniconda3: ['.condarc', 'envs/*/.condarc'],
+  anaconda3: ['.condarc', 'envs/*/.condarc'],
+  miniforge3: ['.condarc', 'envs/*/.condarc'],
+};
+/** Run-time folders (sockets of the user's agents, dbus, docker): never shown, whatever names them. */
+const RUNTIME = ['/run', '/var/run'];
+/** FUSE's file system type: a vault's mount (or another FUSE server's) is never read for tools. */
+const FUSE_MAGIC = 0x65735546;
+
 /** Environment variables that name a tool's folder (GOPATH may name several). */
 export const TOOL_VARS = [
   'PYENV_ROOT', 'RBENV_ROOT', 'NODENV_ROOT', 'NVM_DIR', 'FNM_DIR', 'VOLTA_HOME', 'ASDF_DIR', 'ASDF_DATA_DIR', 'SDKMAN_DIR', 'RUSTUP_HOME', 'CARGO_HOME',
@@ -40,19 +62,23 @@ export const TOOL_VARS = [
 export interface ToolFolders {
   /** Shown read-only, outermost first (none inside another). */
   shown: string[];
-  /** Secrets inside a shown folder, covered again: a directory by an empty tmpfs, a file by an empty one. */
+  /** Secrets inside a shown folder, covered again: a directory by an empty tmpfs, a file by an unreadable one. */
   hiddenAgain: Array<{ path: string; dir: boolean }>;
+  /** PATH folders named through a link that the sandbox would hide (~/bin → ~/.dotfiles/bin): made again inside, to their shown target. */
+  links: Array<{ path: string; target: string }>;
 }
 
 export interface ToolFoldersInput {
   /** The caller's environment (not what a request adds): its PATH and the TOOL_VARS. */
   env: Record<string, string | undefined>;
-  /** The home the sandbox makes private, or null. */
+  /** The home the sandbox makes private (its real path), or null. */
   home: string | null;
   /** The home's secret places and the avfs home (secrets.ts). */
   secrets: Secrets;
   /** The other places the sandbox covers (plan.ts's hidden()). */
   hide: string[];
+  /** Never looked into: the run's mount (this very process may serve it) and the avfs socket folder. */
+  avoid: string[];
 }
 
 /** The folders that hold the tool of `dir` (absolute, links resolved): its own, and what it reads beside it. */
@@ -61,13 +87,12 @@ function foldersOf(dir: string, home: string | null, covered: string[]): string[
     const parts = dir.slice(home.length + 1).split('/');
     const top = parts[0]!;
     if (top === '.local' && parts.length === 2 && parts[1] === 'bin') return [dir, ...LOCAL_PROGRAM_DIRS.map((p) => join(home, p))];
-    if (!SHARED.has(top) && (top.startsWith('.') || TOP_TOOLS.has(top))) return [join(home, top), ...(COMPANIONS[top] ?? []).map((c) => join(home, c))];
+    if (MANAGERS.has(top)) return [join(home, top), ...(COMPANIONS[top] ?? []).map((c) => join(home, c))];
   }
-  const parent = dirname(dir);
-  const shared = home !== null && [...SHARED].some((s) => join(home, s) === parent);
-  // A prefix's bin shows the prefix, unless that is a place the sandbox covers whole (/tmp, the home).
-  if (LEAVES.has(basename(dir)) && !shared && !covered.some((c) => within(c, parent))) return [parent];
-  return [dir];
+  const prefix = dirname(dir);
+  // A prefix's bin shows its program parts, unless the prefix is a place the sandbox covers whole (/tmp, the home) or the home's ~/.local.
+  if (!LEAVES.has(basename(dir)) || covered.some((c) => within(c, prefix)) || (home !== null && prefix === join(home, '.local'))) return [dir];
+  return [dir, ...PREFIX_PARTS.map((p) => join(prefix, p))];
 }
 
 const isDir = (p: string) => {
@@ -75,6 +100,24 @@ const isDir = (p: string) => {
     return statSync(p).isDirectory();
   } catch {
     return false;
+  }
+};
+
+/** Whether `p` lies on a FUSE file system (a vault's mount): what is there is the agent's to write. */
+const onFuse = (p: string) => {
+  try {
+    return statfsSync(p).type === FUSE_MAGIC;
+  } catch {
+    return true;
+  }
+};
+
+/** Whether a folder holds a socket right inside it (an agent's, a multiplexer's): connecting needs no write. */
+const holdsSocket = (dir: string) => {
+  try {
+    return readdirSync(dir, { withFileTypes: true }).some((d) => d.isSocket());
+  } catch {
+    return true;
   }
 };
 
@@ -90,40 +133,63 @@ function venvBase(folder: string): string | null {
   }
 }
 
+/** `pattern` under `root` with each `*` one level of folders (one readdir each). */
+function expand(root: string, pattern: string): string[] {
+  let paths = [root];
+  for (const part of pattern.split('/')) {
+    if (part !== '*') paths = paths.map((p) => join(p, part));
+    else paths = paths.flatMap((p) => {
+      try {
+        return readdirSync(p).map((n) => join(p, n));
+      } catch {
+        return [];
+      }
+    });
+  }
+  return paths;
+}
+
 export function toolFolders(i: ToolFoldersInput): ToolFolders {
   const home = i.home;
   const covered = ['/tmp', ...(home ? [home] : []), ...i.hide];
   const avfs = i.secrets.avfsHome;
+  const runtime = [...RUNTIME, ...(i.env.XDG_RUNTIME_DIR && isAbsolute(i.env.XDG_RUNTIME_DIR) ? [normPath(i.env.XDG_RUNTIME_DIR)] : [])];
+  const never = [avfs, ...i.avoid.map(normPath), ...runtime];
   const isSecret = (p: string) => home !== null && secretIn(p, i.secrets) !== null;
-  const starts: string[] = (i.env.PATH ?? '').split(':');
-  for (const v of TOOL_VARS) starts.push(...(i.env[v] ?? '').split(':'));
+  const starts = TOOL_VARS.flatMap((v) => (i.env[v] ?? '').split(':'));
   const candidates: string[] = [];
+  const pathLinks: Array<{ path: string; target: string }> = [];
   // The prefix of each `bin` named (a Node under ~/.nvm/versions/node/v22 keeps npm's global config in its etc/npmrc).
   const prefixes = new Set<string>();
   const seen = new Set<string>();
-  const consider = (entry: string) => {
-    const dir = isAbsolute(entry) ? realIfThere(entry) : null;
-    // A folder (a file on PATH shows nothing), never one in the avfs home (its mounts may be served by this very process).
-    if (dir === null || seen.has(dir) || within(dir, i.secrets.avfsHome) || !isDir(dir)) return;
+  const consider = (entry: string, fromPath: boolean) => {
+    if (!isAbsolute(entry)) return;
+    const lexical = normPath(entry);
+    // Before any call that touches it: the run's mount may be served by this very process.
+    if (never.some((n) => within(lexical, n))) return;
+    const dir = realIfThere(lexical);
+    // A folder (a file on PATH shows nothing), nowhere the agent writes or reaches a socket.
+    if (dir === null || seen.has(dir) || never.some((n) => within(dir, n)) || !isDir(dir) || onFuse(dir)) return;
     seen.add(dir);
-    if (LEAVES.has(basename(dir))) prefixes.add(dirname(dir));
-    for (const f of foldersOf(dir, home, covered)) {
-      candidates.push(f);
-      // A virtual environment's base: the bin of the interpreter it was made from, nothing else.
-      const base = covered.some((d) => within(f, d)) ? venvBase(f) : null;
-      if (base && LEAVES.has(basename(base))) consider(base);
-    }
+    if (fromPath && dir !== lexical && covered.some((c) => within(lexical, c))) pathLinks.push({ path: lexical, target: dir });
+    candidates.push(...foldersOf(dir, home, covered));
+    if (!LEAVES.has(basename(dir))) return;
+    prefixes.add(dirname(dir));
+    // A virtual environment's base (its pyvenv.cfg beside its bin): the bin of the interpreter it was made from, taken as a PATH folder of its own.
+    const base = covered.some((d) => within(dir, d)) ? venvBase(dirname(dir)) : null;
+    if (base && LEAVES.has(basename(base))) consider(base, false);
   };
-  for (const entry of starts) consider(entry);
+  for (const entry of (i.env.PATH ?? '').split(':')) consider(entry, true);
+  for (const entry of starts) consider(entry, false);
 
   const shown: string[] = [];
   for (const c of candidates) {
     const f = realIfThere(c);
     if (f === null) continue;
-    // Shown only where the sandbox would hide it, never a covered place whole, never in the avfs home.
-    if (!covered.some((d) => within(f, d)) || covered.some((d) => within(d, f)) || within(f, avfs)) continue;
-    // Not a secret, nor a link to one (a folder holding one is shown, with it hidden again below).
-    if (isSecret(c) || isSecret(f)) continue;
+    // Shown only where the sandbox would hide it, never a covered place whole, never what is never shown.
+    if (!covered.some((d) => within(f, d)) || covered.some((d) => within(d, f)) || never.some((n) => within(f, n) || within(n, f))) continue;
+    // Not a secret place, nor a link to one (a folder holding one is shown, with it hidden again below); no socket inside.
+    if (isSecret(c) || isSecret(f) || (isDir(f) && holdsSocket(f))) continue;
     if (shown.some((s) => within(f, s))) continue;
     for (let k = shown.length - 1; k >= 0; k--) if (within(shown[k]!, f)) shown.splice(k, 1);
     shown.push(f);
@@ -133,12 +199,25 @@ export function toolFolders(i: ToolFoldersInput): ToolFolders {
   const hiddenAgain: ToolFolders['hiddenAgain'] = [];
   const hideAgain = (p: string) => {
     const target = realIfThere(p);
-    if (target === null) return;
-    if (!shown.some((s) => within(target, s) && target !== s) || hiddenAgain.some((h) => within(target, h.path))) return;
-    hiddenAgain.push({ path: target, dir: statSync(target).isDirectory() });
+    if (target === null || !shown.some((s) => within(target, s) && target !== s) || hiddenAgain.some((h) => within(target, h.path))) return;
+    hiddenAgain.push({ path: target, dir: isDir(target) });
   };
-  if (home) for (const [, path] of i.secrets.places) hideAgain(path);
-  hideAgain(avfs);
-  for (const s of new Set([...shown, ...prefixes])) for (const f of SECRET_TOOL_FILES) hideAgain(join(s, f));
-  return { shown, hiddenAgain };
+  if (shown.length > 0) {
+    for (const [, path, targetOfPlace] of i.secrets.places) {
+      hideAgain(path);
+      // What a secret folder's links lead to (~/.ssh/id_ed25519 → ~/.dotfiles/ssh/id_ed25519): hidden wherever it is.
+      if (isDir(targetOfPlace)) {
+        try {
+          for (const d of readdirSync(targetOfPlace, { withFileTypes: true })) if (d.isSymbolicLink()) hideAgain(real(join(targetOfPlace, d.name)));
+        } catch {
+          /* unreadable: nothing shown from it */
+        }
+      }
+    }
+    hideAgain(avfs);
+    for (const s of new Set([...shown, ...prefixes])) for (const f of SECRET_TOOL_FILES) hideAgain(join(s, f));
+    if (home) for (const [top, patterns] of Object.entries(VERSION_SECRETS)) if (shown.includes(join(home, top))) for (const p of patterns) for (const f of expand(join(home, top), p)) hideAgain(f);
+  }
+  const links = pathLinks.filter((l) => shown.some((s) => within(l.target, s)) && !shown.some((s) => within(l.path, s)));
+  return { shown, hiddenAgain, links };
 }

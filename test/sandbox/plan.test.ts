@@ -37,7 +37,8 @@ describe('sandbox plan: paths', () => {
   test('a home written with a trailing slash, or reached through a link, plans the same tool folders and hides the same secrets', () => {
     const path = `${join(home, '.tool', 'bin')}:${join(home, '.cargo', 'bin')}:relative/bin:${join(home, '.toolkit', 'bin', '..', 'bin')}:/usr/bin`;
     const plain = planSandbox(input({ env: { PATH: path } }));
-    assert.deepEqual(plain.pathReadOnly, [join(home, '.tool'), join(home, '.cargo'), join(home, '.toolkit')]);
+    // .cargo is a known manager's (shown whole, its token hidden again); the others show their bin alone.
+    assert.deepEqual(plain.pathReadOnly, [join(home, '.cargo'), join(home, '.tool', 'bin'), join(home, '.toolkit', 'bin')]);
     assert.deepEqual(plain.hiddenAgain, [{ path: join(home, '.cargo', 'credentials.toml'), dir: false }]);
     for (const h of [`${home}/`, join(base, 'home-link')]) {
       const p = planSandbox(input({ home: h, env: { PATH: path } }));

@@ -170,7 +170,7 @@ describe('sandbox: workspace runs from a one-shot CLI, as root', () => {
     for (const f of ['/.git/HEAD', '/package.json', '/built.txt', '/py.txt', '/hello']) assert.ok(env.result.changed_files.includes(f), f);
   });
 
-  test('tools the PATH names under the home or /tmp run with what they call (shims, prefixes, companions, a venv\'s base); their secrets, the rest of the home and a PATH folder that is a secret stay hidden', async () => {
+  test('tools the PATH names under the home or /tmp run with what they call (a manager\'s shims, prefixes, companions, a venv\'s base, a PATH link); their secrets, the rest of the home, sockets and a PATH folder that is a secret stay hidden', async () => {
     const h = (...p: string[]) => join(w.home, ...p);
     const put = (path: string, text: string, exec = false) => {
       mkdirSync(join(path, '..'), { recursive: true });
@@ -178,13 +178,27 @@ describe('sandbox: workspace runs from a one-shot CLI, as root', () => {
       if (exec) chmodSync(path, 0o755);
     };
     const tmpBase = mkdtempSync('/tmp/avfs-sandbox-path-');
+    mkdirSync(join(tmpBase, 'agent', 'bin'), { recursive: true });
     // A version manager as pyenv is made: a shim execs the manager, which reads the global version and execs that version's program.
-    put(h('.fakeenv', 'shims', 'fakepy'), `#!/bin/bash\nexec '${h('.fakeenv', 'libexec', 'fakeenv')}' exec fakepy "$@"\n`, true);
-    put(h('.fakeenv', 'libexec', 'fakeenv'), `#!/bin/bash\nv=$(cat '${h('.fakeenv', 'version')}')\nshift; p=$1; shift\nexec '${h('.fakeenv', 'versions')}'/$v/bin/$p "$@"\n`, true);
-    put(h('.fakeenv', 'version'), '9.1\n');
-    put(h('.fakeenv', 'versions', '9.1', 'bin', 'fakepy'), `#!/bin/bash\necho "fakepy 9.1 $(cat '${h('.fakeenv', 'versions', '9.1', 'lib', 'data.txt')}')"\n`, true);
-    put(h('.fakeenv', 'versions', '9.1', 'lib', 'data.txt'), 'with-lib');
-    put(h('.fakeenv', 'credentials'), 'SECRET-TOOL-TOKEN\n');
+    put(h('.pyenv', 'shims', 'fakepy'), `#!/bin/bash\nexec '${h('.pyenv', 'libexec', 'pyenv')}' exec fakepy "$@"\n`, true);
+    put(h('.pyenv', 'libexec', 'pyenv'), `#!/bin/bash\nv=$(cat '${h('.pyenv', 'version')}')\nshift; p=$1; shift\nexec '${h('.pyenv', 'versions')}'/$v/bin/$p "$@"\n`, true);
+    put(h('.pyenv', 'version'), '9.1\n');
+    put(h('.pyenv', 'versions', '9.1', 'bin', 'fakepy'), `#!/bin/bash\necho "fakepy 9.1 $(cat '${h('.pyenv', 'versions', '9.1', 'lib', 'data.txt')}')"\n`, true);
+    put(h('.pyenv', 'versions', '9.1', 'lib', 'data.txt'), 'with-lib');
+    put(h('.pyenv', 'credentials'), 'SECRET-TOOL-TOKEN\n');
+    put(h('.pyenv', 'versions', '9.1', 'pip.conf'), '[global]\nindex-url = https://u:SECRET-PIP@pypi.example/simple\n');
+    // A tool that is no known manager: its bin and its prefix's lib, not the token beside them (~/.pulumi keeps credentials.json there).
+    put(h('.pulumi', 'bin', 'pulumi'), `#!/bin/bash\necho "pulumi $(cat '${h('.pulumi', 'lib', 'v')}')"\n`, true);
+    put(h('.pulumi', 'lib', 'v'), '3');
+    put(h('.pulumi', 'credentials.json'), '{"accessTokens":{"x":"SECRET-PULUMI"}}\n');
+    // A PATH folder named through a link (~/bin → ~/.dotfiles/bin), and a key in ~/.ssh that is a link into a shown folder.
+    put(h('.dotfiles', 'bin', 'dot'), '#!/bin/bash\necho dot\n', true);
+    put(h('.dotfiles', 'share', 'keys', 'id_link'), 'SECRET-LINKED-KEY\n');
+    symlinkSync(h('.dotfiles', 'bin'), h('bin'));
+    symlinkSync(h('.dotfiles', 'share', 'keys', 'id_link'), h('.ssh', 'id_link'));
+    // A folder with a socket in it (an agent's, a multiplexer's) is never shown, even as a tool's.
+    const sock = createServer();
+    await new Promise<void>((r) => sock.listen(join(tmpBase, 'agent', 'bin', 'agent.sock'), r));
     // rustup's proxies in ~/.cargo/bin read toolchains in ~/.rustup; cargo's credentials stay hidden.
     put(h('.cargo', 'bin', 'cargo'), `#!/bin/bash\necho "cargo $(cat '${h('.rustup', 'toolchains', 'stable', 'version')}')"\n`, true);
     put(h('.rustup', 'toolchains', 'stable', 'version'), '1.99');
@@ -207,25 +221,26 @@ describe('sandbox: workspace runs from a one-shot CLI, as root', () => {
     // A tool under /tmp: its prefix.
     put(join(tmpBase, 'tool', 'bin', 'tmptool'), `#!/bin/bash\necho "tmptool $(cat '${join(tmpBase, 'tool', 'share', 'x')}')"\n`, true);
     put(join(tmpBase, 'tool', 'share', 'x'), 'x');
-    const secrets = { tool_token: h('.fakeenv', 'credentials'), npm_token: h('.nvm', 'versions', 'node', 'v99', 'etc', 'npmrc'), cargo_token: h('.cargo', 'credentials.toml'), app_history: h('.local', 'share', 'other-app', 'history'), dotenv: h('projects', 'p', '.env'), ssh: h('.ssh', 'id_rsa'), notes: h('notes.txt') };
+    const secrets = { tool_token: h('.pyenv', 'credentials'), pip_token: h('.pyenv', 'versions', '9.1', 'pip.conf'), pulumi_token: h('.pulumi', 'credentials.json'), linked_key: h('.dotfiles', 'share', 'keys', 'id_link'), npm_token: h('.nvm', 'versions', 'node', 'v99', 'etc', 'npmrc'), cargo_token: h('.cargo', 'credentials.toml'), app_history: h('.local', 'share', 'other-app', 'history'), dotenv: h('projects', 'p', '.env'), ssh: h('.ssh', 'id_rsa'), notes: h('notes.txt') };
     const script = [
-      'fakepy', 'cargo', 'nodeish', 'piptool', 'ptool', 'vpy', 'tmptool',
+      'fakepy', 'cargo', 'nodeish', 'piptool', 'ptool', 'vpy', 'tmptool', 'pulumi', 'dot', `test -e '${join(tmpBase, 'agent', 'bin', 'agent.sock')}' && echo socket-seen || echo socket-hidden`,
       ...Object.entries(secrets).map(([k, f]) => `if grep -q SECRET '${f}' 2>/dev/null; then echo ${k}=read; else echo ${k}=hidden; fi`),
     ].join('\n');
     // This machine's own tools (PYENV_ROOT…) are not this test's.
     const noToolVars = Object.fromEntries(TOOL_VARS.map((v) => [v, '']));
     try {
-      const path = [h('.fakeenv', 'shims'), h('.cargo', 'bin'), h('.nvm', 'versions', 'node', 'v99', 'bin'), h('.local', 'bin'), h('projects', 'p', 'node_modules', '.bin'), h('venvs', 'v', 'bin'), join(tmpBase, 'tool', 'bin'), h('.ssh'), '/usr/bin', '/bin'].join(':');
+      const path = [h('.pyenv', 'shims'), h('.cargo', 'bin'), h('.pulumi', 'bin'), h('bin'), join(tmpBase, 'agent', 'bin'), h('.nvm', 'versions', 'node', 'v99', 'bin'), h('.local', 'bin'), h('projects', 'p', 'node_modules', '.bin'), h('venvs', 'v', 'bin'), join(tmpBase, 'tool', 'bin'), h('.ssh'), '/usr/bin', '/bin'].join(':');
       assert.equal((await runCli(['--vault', 'main', 'write', '/tools.sh'], { ...opts, input: script + '\n' })).code, 0);
       const r = await runCli(['--json', '--vault', 'main', 'proxy', 'exec', '--', 'bash', 'tools.sh'], { ...opts, env: { ...opts.env, ...noToolVars, PATH: path } });
       const env = envelopeOf(r.stdout);
       assert.equal(r.code, 0, env.result.stderr);
       const hidden = Object.keys(secrets).map((k) => `${k}=hidden\n`).join('');
-      assert.equal(env.result.stdout, `fakepy 9.1 with-lib\ncargo 1.99\nnodeish npm-lib\npiptool mod\nptool\nbasepy\ntmptool x\n${hidden}`);
+      assert.equal(env.result.stdout, `fakepy 9.1 with-lib\ncargo 1.99\nnodeish npm-lib\npiptool mod\nptool\nbasepy\ntmptool x\npulumi 3\ndot\nsocket-hidden\n${hidden}`);
       assert.equal(env.result.sandbox?.mode, 'workspace');
       const t = realpathSync(tmpBase);
       assert.deepEqual([...(env.result.sandbox?.path_read_only ?? [])].sort(), [
-        h('.cargo'), h('.fakeenv'), h('.local', 'bin'), h('.nvm'), h('.local', 'lib'), h('.rustup'), h('projects', 'p', 'node_modules', '.bin'), h('venvs', 'v'), join(t, 'base'), join(t, 'tool'),
+        h('.cargo'), h('.pyenv'), h('.local', 'bin'), h('.nvm'), h('.local', 'lib'), h('.rustup'), h('projects', 'p', 'node_modules', '.bin'), h('venvs', 'v', 'bin'), join(t, 'base', 'bin'), join(t, 'tool', 'bin'), join(t, 'tool', 'share'),
+        h('.pulumi', 'bin'), h('.pulumi', 'lib'), h('.dotfiles', 'bin'), h('.dotfiles', 'share'),
       ].sort());
       // From the attacker's side: what a request sets (an agent's `env`) chooses nothing of the home, nor does a file on PATH.
       put(h('Documents', 'bin', 'x'), '#!/bin/bash\n', true);
@@ -244,8 +259,9 @@ describe('sandbox: workspace runs from a one-shot CLI, as root', () => {
       assert.equal(widened.stdout, '');
       assert.deepEqual(widened.sandbox?.path_read_only, []);
     } finally {
+      sock.close();
       rmSync(tmpBase, { recursive: true, force: true });
-      for (const d of ['.fakeenv', '.cargo', '.rustup', '.nvm', '.local', 'projects', 'venvs', 'Documents']) rmSync(h(d), { recursive: true, force: true });
+      for (const d of ['.pyenv', '.cargo', '.rustup', '.nvm', '.local', 'projects', 'venvs', 'Documents', '.pulumi', '.dotfiles', 'bin', join('.ssh', 'id_link')]) rmSync(h(d), { recursive: true, force: true });
     }
   });
 
