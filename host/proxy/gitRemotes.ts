@@ -14,12 +14,12 @@
  * sees it, against the pattern as git completes it), `onbranch:` (the branch checked out, from
  * `HEAD`), `hasconfig:remote.*.url:` (a remote URL configured outside such includes).
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, posix } from 'node:path';
 import picomatch from 'picomatch';
 import { entryOfOption, type GitConfigEntry, gitConfigParameters, type GitInclude, GitRemoteConfig, parseGitConfig } from '../policy/gitConfig';
 import type { GitLookup } from '../policy/networkHosts';
-import { normPath } from '../sandbox/secrets';
+import { normPath, realIfThere } from '../sandbox/secrets';
 import type { Vfs } from '../vfs/vfs';
 
 /** The system-wide git configuration git reads (unless GIT_CONFIG_NOSYSTEM). */
@@ -28,13 +28,8 @@ export const SYSTEM_GIT_CONFIG = '/etc/gitconfig';
 /** The global files git reads, in its order: `~/.config/git/config`, then `~/.gitconfig`. */
 export const globalGitConfigs = (home: string): string[] => [join(home, '.config', 'git', 'config'), join(home, '.gitconfig')];
 
-const readReal = (file: string): string | null => {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return null;
-  }
-};
+/** The most of a configuration file read (git's own are a few KiB; a device or a huge file is no configuration). */
+const MAX_CONFIG_BYTES = 1 << 20;
 
 /** Where git runs, for `includeIf`: the repository's git directory and branch as the run sees them, its home, the remote URLs configured. */
 interface Where {
@@ -43,6 +38,8 @@ interface Where {
   home: string | undefined;
   /** With `hasconfig:` false: the remote URLs of the files read without those includes (git's rule: they may add none). */
   remoteUrls: string[] | null;
+  /** A file outside the vault as the run could read it, or null (hidden from the run, not a regular file, too big). */
+  read(file: string): string | null;
 }
 
 /** Whether `includeIf.<condition>` holds where git runs; `fromDir`: the folder of the file that says it (for `gitdir:./`). */
@@ -68,14 +65,16 @@ const realIncludes =
   (from: string, w: Where): GitInclude =>
   (p, condition) => {
     if (condition !== undefined && !holds(condition, dirname(from), w)) return null;
-    const file = isAbsolute(p) ? p : join(dirname(from), p);
-    const text = readReal(file);
+    // `~/` is the home, as git expands it.
+    const named = p.startsWith('~/') && w.home ? join(w.home, p.slice(2)) : p;
+    const file = isAbsolute(named) ? named : join(dirname(from), named);
+    const text = w.read(file);
     return text === null ? null : { text, include: realIncludes(file, w) };
   };
 
 /** A file outside the vault, with what it includes. */
 function realEntries(file: string, w: Where): GitConfigEntry[] {
-  const text = readReal(file);
+  const text = w.read(file);
   return text === null ? [] : parseGitConfig(text, realIncludes(file, w));
 }
 
@@ -132,7 +131,12 @@ export interface GitRunContext {
   visible(file: string): boolean;
 }
 
-const truthy = (v: string | undefined) => v !== undefined && /^(1|true|yes|on)$/i.test(v.trim());
+/** A boolean as git reads one from the environment: true, yes, on, or a number other than 0. */
+const gitBool = (v: string | undefined) => {
+  if (v === undefined) return false;
+  const t = v.trim().toLowerCase();
+  return t === 'true' || t === 'yes' || t === 'on' || (/^-?\d+$/.test(t) && Number(t) !== 0);
+};
 
 /** The environment's configuration, after the files: GIT_CONFIG_COUNT's pairs, then GIT_CONFIG_PARAMETERS; null when git would refuse them. */
 function envEntries(env: Record<string, string | undefined>): GitConfigEntry[] | null {
@@ -180,15 +184,30 @@ export function gitRemotesIn(vfs: Vfs, cwd: string, globalFiles: string[], run: 
         dirs = withCommon(vfs, `/${rel}`);
       } else dirs = gitDirOf(vfs, cwd);
       const head = dirs ? /^ref:\s*refs\/heads\/(.+?)\s*$/m.exec(vaultText(vfs, posix.join(dirs.own, 'HEAD')) ?? '') : null;
-      const system = truthy(env.GIT_CONFIG_NOSYSTEM) ? [] : [env.GIT_CONFIG_SYSTEM || SYSTEM_GIT_CONFIG];
-      const globals = env.GIT_CONFIG_GLOBAL !== undefined ? (env.GIT_CONFIG_GLOBAL === '' ? [] : [env.GIT_CONFIG_GLOBAL]) : globalFiles;
+      // GIT_CONFIG_SYSTEM or GIT_CONFIG_GLOBAL set empty: git reads no such file.
+      const named = (v: string | undefined, otherwise: string[]) => (v === undefined ? otherwise : v === '' ? [] : [v]);
+      const system = gitBool(env.GIT_CONFIG_NOSYSTEM) ? [] : named(env.GIT_CONFIG_SYSTEM, [SYSTEM_GIT_CONFIG]);
+      const globals = named(env.GIT_CONFIG_GLOBAL, globalFiles);
       // Each as git finds it from the run's directory; one in the vault is read from the vault.
       const files = [...system, ...globals].map((f) => normPath(posix.resolve(posix.join(run.root, cwd), f)));
       const inVault = (f: string) => f === run.root || f.startsWith(`${run.root}/`);
-      const where = (remoteUrls: string[] | null): Where => ({ gitDir: dirs ? posix.join(run.root, dirs.own) : null, branch: head?.[1] ?? null, home: env.HOME, remoteUrls });
+      // Outside the vault: as the run could read it, by its path and where its links lead (never into the mount, which this process may serve).
+      const readOutside = (f: string): string | null => {
+        const p = normPath(f);
+        if (inVault(p) || !run.visible(p)) return null;
+        const r = realIfThere(p);
+        if (r === null || inVault(r) || !run.visible(r)) return null;
+        try {
+          const st = statSync(r);
+          return st.isFile() && st.size <= MAX_CONFIG_BYTES ? readFileSync(r, 'utf8') : null;
+        } catch {
+          return null;
+        }
+      };
+      const where = (remoteUrls: string[] | null): Where => ({ gitDir: dirs ? posix.join(run.root, dirs.own) : null, branch: head?.[1] ?? null, home: env.HOME, remoteUrls, read: readOutside });
       const read = (w: Where): GitConfigEntry[] => {
         const outside = files.flatMap((f) => {
-          if (!inVault(f)) return run.visible(f) ? realEntries(f, w) : [];
+          if (!inVault(f)) return realEntries(f, w);
           const file = `/${posix.relative(run.root, f)}`;
           const text = vaultText(vfs, file);
           return text === null ? [] : parseGitConfig(text, vaultIncludes(vfs, file, run.root, w));

@@ -205,6 +205,14 @@ test('includeIf (gitdir, gitdir/i, onbranch, hasconfig), GIT_CONFIG_* and GIT_CO
       assert.deepEqual(ours('main').remoteUrls('up', false), ['https://mirror.example/a/b']);
       assert.deepEqual(ours('main').remoteUrls('n', false), ['https://nocase.example/y']);
       assert.deepEqual(ours('main').remoteUrls('q', false), ["https://it's.example/q"]);
+      // A device, a FIFO or a file the run could not read named as a config file is not read (no hang, no huge read); an empty GIT_CONFIG_GLOBAL reads none.
+      spawnSync('mkfifo', [join(base, 'fifo')]);
+      for (const f of ['/dev/zero', join(base, 'fifo'), '']) {
+        const c = gitRemotesIn(vfs, '/', [], { root: dir, env: { ...env, GIT_CONFIG_GLOBAL: f }, visible: () => true })()!;
+        assert.deepEqual(c.remoteUrls('origin', false), ['w:org/app'], f);
+      }
+      const hidden = gitRemotesIn(vfs, '/', [], { root: dir, env, visible: (f) => !f.startsWith(home) })()!;
+      assert.deepEqual(hidden.remoteUrls('origin', false), ['w:org/app'], 'a global file the run cannot read is not read');
       // GIT_DIR outside the vault, or a GIT_CONFIG_COUNT git refuses: the hosts cannot be known.
       assert.equal(gitRemotesIn(vfs, '/', [], { root: dir, env: { ...env, GIT_DIR: '/elsewhere/.git' }, visible: () => true })(), null);
       assert.equal(gitRemotesIn(vfs, '/', [], { root: dir, env: { ...env, GIT_CONFIG_COUNT: 'two' }, visible: () => true })(), null);
