@@ -91,6 +91,20 @@ export interface NewName {
   inline?: { hash: Buffer; data: Uint8Array };
 }
 
+/** What `MetaStore.childWithPiece` gives: an entry's inode and its first piece of content, if it has one. */
+export interface ChildPiece {
+  ino: number;
+  mode: number;
+  gid: number;
+  size: number;
+  /** Piece 0's hash, undefined when the inode has no piece 0 (a directory, a symlink, an empty file, a hole). */
+  hash: Buffer | undefined;
+  /** Piece 0's bytes as this file holds them (undefined: a fork's ancestor has them). */
+  data: Buffer | undefined;
+  /** The bytes are the extent row's own copy (schema 6), not the chunk table's. */
+  inline: boolean;
+}
+
 export interface DirentMode {
   name: string;
   ino: number;
@@ -193,6 +207,12 @@ export interface MetaStore extends ChunkTable {
   childAttr(parent: number, name: string): InodeRow | undefined;
   /** Optional: only the inode, mode and gid at `parent/name` (a path walk's step through a directory); else childAttr() serves. */
   childRef?(parent: number, name: string): { ino: number; mode: number; gid: number } | undefined;
+  /**
+   * Optional: the inode, mode, gid and size at `parent/name` with its piece 0 joined (as
+   * extentsWithData gives it; `hash` undefined for none), in one statement: a whole-file read's
+   * last step. A backend without it is read through childAttr() and extentsWithData().
+   */
+  childWithPiece?(parent: number, name: string): ChildPiece | undefined;
   /** Entries sorted by name (byte order of UTF-8, as SQLite's BINARY collation). */
   children(tree: TreeId, parent: number): Dirent[];
   childrenAttrs(tree: TreeId, parent: number): Array<InodeRow & { name: string }>;

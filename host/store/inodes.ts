@@ -107,6 +107,13 @@ export interface DirRef {
   gid: number;
 }
 
+/** What a whole-file read's path walk carries of the entry it ends at: its inode, type, size, and piece 0 when the lookup joined it. */
+export interface FileRef extends DirRef {
+  size: number;
+  /** Piece 0 as the lookup found it (null: the inode has none); undefined when the lookup did not join it. */
+  piece0?: { hash: Buffer; data: Buffer | undefined; inline: boolean } | null;
+}
+
 export interface NewInode {
   mode: number;
   uid?: number;
@@ -223,6 +230,20 @@ export class InodeStore {
     return r ? rowToAttr(r) : undefined;
   }
 
+  /**
+   * What a whole-file read needs of `parent/name`, or undefined: its inode, type, group and size,
+   * with piece 0 joined in the same statement where the backend can (MetaStore.childWithPiece).
+   */
+  lookupFile(parent: number, name: string): FileRef | undefined {
+    if (this.meta.childWithPiece) {
+      const r = this.meta.childWithPiece(parent, name);
+      if (!r) return undefined;
+      return { ino: r.ino, mode: r.mode, gid: r.gid, size: r.size, piece0: r.hash === undefined ? null : { hash: r.hash, data: r.data, inline: r.inline } };
+    }
+    const r = this.meta.childAttr(parent, name);
+    return r ? { ino: r.ino, mode: r.mode, gid: r.gid, size: r.size } : undefined;
+  }
+
   readdir(ino: number): Dirent[] {
     return this.meta.children(LIVE, ino);
   }
@@ -241,11 +262,11 @@ export class InodeStore {
   }
 
   /** Reads up to `length` bytes at `offset`; holes and the tail of short chunks read as zeros. */
-  read(ino: number, offset: number, length: number, knownSize?: number): Buffer {
+  read(ino: number, offset: number, length: number, knownSize?: number, piece0?: FileRef['piece0']): Buffer {
     const size = knownSize ?? this.mustGetattr(ino).size;
     const end = Math.min(size, offset + length);
     if (end <= offset) return Buffer.alloc(0);
-    const rows = this.pieces(ino, Math.floor(offset / CHUNK_SIZE), Math.floor((end - 1) / CHUNK_SIZE));
+    const rows = this.pieces(ino, Math.floor(offset / CHUNK_SIZE), Math.floor((end - 1) / CHUNK_SIZE), piece0);
     // A whole file in one piece: the row's own copy (a fresh buffer) is the answer.
     const only = rows.length === 1 ? rows[0]! : undefined;
     if (only?.own && only.idx === 0 && offset === 0 && only.data.length === end) return only.data;
@@ -264,14 +285,19 @@ export class InodeStore {
    * left out). `own`: the buffer is this call's copy (the backend joined it to its extent row: an
    * inline piece or this file's chunk). A piece that cannot be found is StorageError.
    */
-  pieces(ino: number, first: number, last: number): Array<{ idx: number; data: Buffer; own: boolean }> {
+  pieces(ino: number, first: number, last: number, piece0?: FileRef['piece0']): Array<{ idx: number; data: Buffer; own: boolean }> {
+    // Piece 0 as the path lookup joined it (lookupFile), when it did: those pieces are not read again.
+    const head = piece0 !== undefined && first === 0 ? (piece0 === null ? [] : [{ idx: 0, ...piece0 }]) : undefined;
+    const from = head ? 1 : first;
     // One statement where the backend joins extents to their bytes; else an extent list, then each chunk.
-    const joined = this.meta.extentsWithData?.(ino, first, last);
-    const rows = joined ?? this.meta.extents(LIVE, ino, first, last).map((e) => ({ ...e, data: this.meta.chunkGet(e.hash), inline: false }));
+    const joined = from > last ? [] : this.meta.extentsWithData?.(ino, from, last);
+    const rest = joined ?? this.meta.extents(LIVE, ino, from, last).map((e) => ({ ...e, data: this.meta.chunkGet(e.hash), inline: false }));
+    const rows = head ? (rest.length > 0 ? [...head, ...rest] : head) : rest;
     return rows.map(({ idx, hash, data: held, inline }) => {
       const data = this.chunks.checked(hash, held, inline ? `${ino}:${idx}` : undefined);
       if (!data) throw new AvfsError('StorageError', `missing chunk ${hash.toString('hex')} of inode ${ino}`, { ino });
-      return { idx, data, own: joined !== undefined && held !== undefined };
+      // Bytes a joined statement gave (head, or extentsWithData) are this call's copy.
+      return { idx, data, own: held !== undefined && ((head !== undefined && idx === 0) || joined !== undefined) };
     });
   }
 
@@ -294,6 +320,11 @@ export class InodeStore {
   readAll(ino: number, knownSize?: number): Buffer {
     const size = knownSize ?? this.mustGetattr(ino).size;
     return this.read(ino, 0, size, size);
+  }
+
+  /** A live file's whole content, from what lookupFile() found of it (piece 0 not read again when it came with it). */
+  readFile(ref: FileRef): Buffer {
+    return this.read(ref.ino, 0, ref.size, ref.size, ref.piece0);
   }
 
   // ---- creating and linking ----

@@ -9,7 +9,7 @@
  * goes through `tables()`, and a write to the parked tree, or the next park, folds it into `cp_*`.
  */
 import type Database from 'better-sqlite3';
-import type { ChunkTable, Counters, DirentMode, GroupCommit, JournalRow, MetaStore, NewName, Node, TreeDump, TreeId } from './backend';
+import type { ChildPiece, ChunkTable, Counters, DirentMode, GroupCommit, JournalRow, MetaStore, NewName, Node, TreeDump, TreeId } from './backend';
 import { LIVE } from './backend';
 import { CheckpointRefs } from './checkpointRefs';
 import type { CheckpointRow } from './checkpoints';
@@ -66,6 +66,10 @@ export class SqliteMeta implements MetaStore, ChunkTable {
         'SELECT i.ino AS ino, i.mode AS mode, i.gid AS gid FROM dentries d JOIN inodes i ON i.ino = d.ino WHERE d.parent = ? AND d.name = ?',
       ),
       lookupAttr: p<[number, string], InodeRow>('SELECT i.* FROM dentries d JOIN inodes i ON i.ino = d.ino WHERE d.parent = ? AND d.name = ?'),
+      lookupPiece: p<[number, string], { ino: number; mode: number; gid: number; size: number; hash: Buffer | null; data: Buffer | null; inline: number }>(
+        `SELECT i.ino AS ino, i.mode AS mode, i.gid AS gid, i.size AS size, e.hash AS hash, ${pieceData} AS data, ${this.inline ? 'e.data IS NOT NULL' : '0'} AS inline
+         FROM dentries d JOIN inodes i ON i.ino = d.ino LEFT JOIN extents e ON e.ino = i.ino AND e.idx = 0 WHERE d.parent = ? AND d.name = ?`,
+      ),
       readdirAttrs: p<[number], InodeRow & { name: string }>(
         'SELECT d.name AS name, i.* FROM dentries d JOIN inodes i ON i.ino = d.ino WHERE d.parent = ? ORDER BY d.name',
       ),
@@ -312,8 +316,13 @@ export class SqliteMeta implements MetaStore, ChunkTable {
   childRef(parent: number, name: string): { ino: number; mode: number; gid: number } | undefined {
     return this.s.lookupRef.get(parent, name);
   }
-    childAttr(parent: number, name: string): InodeRow | undefined {
+  childAttr(parent: number, name: string): InodeRow | undefined {
     return this.s.lookupAttr.get(parent, name);
+  }
+  childWithPiece(parent: number, name: string): ChildPiece | undefined {
+    const r = this.s.lookupPiece.get(parent, name);
+    if (!r) return undefined;
+    return { ino: r.ino, mode: r.mode, gid: r.gid, size: r.size, hash: r.hash ?? undefined, data: r.data ?? undefined, inline: r.inline === 1 };
   }
   children(tree: TreeId, parent: number): Dirent[] {
     if (tree === LIVE) return this.s.readdir.all(parent);

@@ -5,16 +5,16 @@
  */
 import { AvfsError, err } from '../protocol/errors';
 import type { DirEntry, FileType, Stat } from '../protocol/vault';
-import { type Attr, type DirRef, kindOf, type Owner, S_IFDIR, S_IFIFO, S_IFLNK, S_IFMT, S_IFREG, S_IFSOCK, type SetAttr } from '../store/inodes';
+import { type Attr, type DirRef, type FileRef, kindOf, type Owner, S_IFDIR, S_IFIFO, S_IFLNK, S_IFMT, S_IFREG, S_IFSOCK, type SetAttr } from '../store/inodes';
 import { ROOT_INO } from '../store/schema';
 import type { Vault } from '../store/vault';
 import { checkNewName, impliedDirs, isWithin, joinPath, normalizePath, splitPath } from './paths';
 
 const MAX_SYMLINKS = 40;
 
-export interface Resolved {
+export interface Resolved<A extends FileRef = Attr> {
   ino: number;
-  attr: Attr;
+  attr: A;
   /** The normalised path that was resolved (symlinks in it are not expanded). */
   path: string;
   /** The same entry's path with every symlink on the way expanded. */
@@ -151,12 +151,24 @@ export class Vfs {
    * walk ends at, with all its attributes.
    */
   private walkParts(path: string, follow: boolean): Resolved | Missing {
+    return this.walkWith(path, follow, this.lookupAttr, this.getattr);
+  }
+
+  private readonly lookupAttr = (parent: number, name: string): Attr | undefined => this.inodes.lookupAttr(parent, name);
+  private readonly getattr = (ino: number): Attr => this.inodes.mustGetattr(ino);
+  private readonly lookupFile = (parent: number, name: string): FileRef | undefined => this.inodes.lookupFile(parent, name);
+
+  /**
+   * walkParts, with the entry the walk ends at looked up by `last` (what the caller needs of it),
+   * or read by `whole` when the walk ends at a directory it passed (the root, a `..`).
+   */
+  private walkWith<A extends FileRef>(path: string, follow: boolean, last: (parent: number, name: string) => A | undefined, whole: (ino: number) => A): Resolved<A> | Missing {
     const parts = splitPath(path);
     const normalized = '/' + parts.join('/');
-    let cur: DirRef | Attr | undefined; // undefined: the root, not read
+    let cur: DirRef | A | undefined; // undefined: the root, not read
     let hops = 0;
     const stack = parts;
-    const walked: Array<DirRef | Attr | undefined> = [];
+    const walked: Array<DirRef | A | undefined> = [];
     const done: string[] = [];
     while (stack.length > 0) {
       const name = stack.shift()!;
@@ -167,7 +179,7 @@ export class Vfs {
       }
       if (cur !== undefined && kindOf(cur.mode) !== 'directory') throw err.notDir('/' + done.join('/'));
       const ino = cur?.ino ?? ROOT_INO;
-      const child = stack.length > 0 ? this.inodes.lookupDir(ino, name) : this.inodes.lookupAttr(ino, name);
+      const child = stack.length > 0 ? this.inodes.lookupDir(ino, name) : last(ino, name);
       if (child === undefined) {
         const missing = '/' + [...done, name].join('/');
         // The last component of the path as given is missing: its directory is known, for a caller about to create it.
@@ -189,7 +201,7 @@ export class Vfs {
       done.push(name);
       cur = child;
     }
-    const attr = cur !== undefined && 'size' in cur ? cur : this.inodes.mustGetattr(cur?.ino ?? ROOT_INO);
+    const attr = cur !== undefined && 'size' in cur ? cur : whole(cur?.ino ?? ROOT_INO);
     return { ino: attr.ino, attr, path: normalized, physical: '/' + done.join('/') };
   }
 
@@ -269,6 +281,13 @@ export class Vfs {
 
   readFile(path: string): Buffer {
     return this.vault.store.read(() => {
+      // A plain path: the file's entry and its first piece in one lookup (InodeStore.lookupFile).
+      if (impliedDirs(path).length === 0) {
+        const r = this.walkWith(path, true, this.lookupFile, this.getattr);
+        if ('missing' in r) throw err.notFound(r.missing);
+        this.mustBeFile(r);
+        return this.inodes.readFile(r.attr);
+      }
       const r = this.resolve(path, true);
       this.mustBeFile(r);
       return this.inodes.readAll(r.ino, r.attr.size);
@@ -597,7 +616,7 @@ export class Vfs {
     return this.vault.store.write(fn);
   }
 
-  private mustBeFile(r: Resolved): void {
+  private mustBeFile(r: Resolved<FileRef>): void {
     const k = kindOf(r.attr.mode);
     if (k === 'directory') throw err.isDir(r.path);
     if (k !== 'file') throw err.invalidInput(`not a regular file: ${r.path}`, { path: r.path });

@@ -83,6 +83,41 @@ test('reads of one-chunk files, partial reads and a fork reading its parent\'s c
   assert.equal(fork.stat('/big.bin').size, big.length);
 });
 
+test('a whole-file read that joins the first piece to its lookup reads as a read of the entry and its pieces apart', (t) => {
+  const v = tempVault('joined');
+  t.after(v.cleanup);
+  const apart = (path: string): Buffer => {
+    const r = v.vfs.resolve(path);
+    return v.vault.store.read(() => v.vault.inodes.readAll(r.ino, r.attr.size));
+  };
+  v.vfs.mkdir('/d/e', { parents: true });
+  v.vfs.writeFile('/d/empty', Buffer.alloc(0));
+  v.vfs.writeFile('/d/inline', Buffer.from('inline bytes'));
+  v.vfs.writeFile('/d/chunk', randomBytes(INLINE_MAX + 1)); // one piece, in the chunk table
+  v.vfs.writeFile('/d/two', randomBytes(CHUNK_SIZE + 100)); // piece 0 full, piece 1 short
+  // A hole where piece 0 would be: only piece 1 is written.
+  const sparse = v.vfs.writeFile('/d/sparse', Buffer.alloc(0));
+  v.vault.inodes.write(sparse.ino, CHUNK_SIZE + 5, Buffer.from('tail'), '/d/sparse');
+  v.vfs.symlink('/d/inline', '/d/link');
+  v.vfs.symlink('e/../inline', '/d/rel');
+  for (const p of ['/d/empty', '/d/inline', '/d/chunk', '/d/two', '/d/sparse', '/d/link', '/d/rel', '/d/e/../inline', '/d//inline']) {
+    assert.deepEqual(v.vfs.readFile(p), apart(p), p);
+  }
+  const sparseBytes = v.vfs.readFile('/d/sparse');
+  assert.equal(sparseBytes.length, CHUNK_SIZE + 9);
+  assert.ok(sparseBytes.subarray(0, CHUNK_SIZE + 5).every((b) => b === 0));
+  assert.equal(sparseBytes.subarray(CHUNK_SIZE + 5).toString(), 'tail');
+  assert.throws(() => v.vfs.readFile('/d'), { kind: 'IsADirectory' });
+  assert.throws(() => v.vfs.readFile('/d/e/..'), { kind: 'IsADirectory' });
+  assert.throws(() => v.vfs.readFile('/'), { kind: 'IsADirectory' });
+  assert.throws(() => v.vfs.readFile('/d/missing'), { kind: 'NotFound', message: /\/d\/missing/ });
+  assert.throws(() => v.vfs.readFile('/d/inline/x'), { kind: 'NotADirectory' });
+  v.vfs.symlink('/d/nowhere', '/d/dangling');
+  assert.throws(() => v.vfs.readFile('/d/dangling'), { kind: 'NotFound' });
+  v.vfs.mknod('/d/fifo', 0o010644);
+  assert.throws(() => v.vfs.readFile('/d/fifo'), { kind: 'InvalidInput' });
+});
+
 test('a create in a full vault is refused by max_files, and the name stays free', (t) => {
   const v = tempVault('quota');
   t.after(v.cleanup);
