@@ -151,24 +151,21 @@ export class Vfs {
    * walk ends at, with all its attributes.
    */
   private walkParts(path: string, follow: boolean): Resolved | Missing {
-    return this.walkWith(path, follow, this.lookupAttr, this.getattr);
+    return this.walkTo(path, follow, false) as Resolved | Missing;
   }
 
-  private readonly lookupAttr = (parent: number, name: string): Attr | undefined => this.inodes.lookupAttr(parent, name);
-  private readonly getattr = (ino: number): Attr => this.inodes.mustGetattr(ino);
-  private readonly lookupFile = (parent: number, name: string): FileRef | undefined => this.inodes.lookupFile(parent, name);
-
   /**
-   * walkParts, with the entry the walk ends at looked up by `last` (what the caller needs of it),
-   * or read by `whole` when the walk ends at a directory it passed (the root, a `..`).
+   * walkParts, with the entry the walk ends at looked up for a whole-file read when `file`
+   * (InodeStore.lookupFile: no Attr, piece 0 joined), else with all its attributes. One walk
+   * for both, its lookups called directly.
    */
-  private walkWith<A extends FileRef>(path: string, follow: boolean, last: (parent: number, name: string) => A | undefined, whole: (ino: number) => A): Resolved<A> | Missing {
+  private walkTo(path: string, follow: boolean, file: boolean): Resolved<FileRef> | Missing {
     const parts = splitPath(path);
     const normalized = '/' + parts.join('/');
-    let cur: DirRef | A | undefined; // undefined: the root, not read
+    let cur: DirRef | FileRef | undefined; // undefined: the root, not read
     let hops = 0;
     const stack = parts;
-    const walked: Array<DirRef | A | undefined> = [];
+    const walked: Array<DirRef | FileRef | undefined> = [];
     const done: string[] = [];
     while (stack.length > 0) {
       const name = stack.shift()!;
@@ -179,7 +176,7 @@ export class Vfs {
       }
       if (cur !== undefined && kindOf(cur.mode) !== 'directory') throw err.notDir('/' + done.join('/'));
       const ino = cur?.ino ?? ROOT_INO;
-      const child = stack.length > 0 ? this.inodes.lookupDir(ino, name) : last(ino, name);
+      const child = stack.length > 0 ? this.inodes.lookupDir(ino, name) : file ? this.inodes.lookupFile(ino, name) : this.inodes.lookupAttr(ino, name);
       if (child === undefined) {
         const missing = '/' + [...done, name].join('/');
         // The last component of the path as given is missing: its directory is known, for a caller about to create it.
@@ -201,7 +198,7 @@ export class Vfs {
       done.push(name);
       cur = child;
     }
-    const attr = cur !== undefined && 'size' in cur ? cur : whole(cur?.ino ?? ROOT_INO);
+    const attr = cur !== undefined && 'size' in cur ? cur : this.inodes.mustGetattr(cur?.ino ?? ROOT_INO);
     return { ino: attr.ino, attr, path: normalized, physical: '/' + done.join('/') };
   }
 
@@ -283,7 +280,7 @@ export class Vfs {
     return this.vault.store.read(() => {
       // A plain path: the file's entry and its first piece in one lookup (InodeStore.lookupFile).
       if (impliedDirs(path).length === 0) {
-        const r = this.walkWith(path, true, this.lookupFile, this.getattr);
+        const r = this.walkTo(path, true, true);
         if ('missing' in r) throw err.notFound(r.missing);
         this.mustBeFile(r);
         return this.inodes.readFile(r.attr);
