@@ -145,12 +145,14 @@ export function execText(env: ExecutionEnvelope): string {
 }
 
 /**
- * exec's arguments: ExecRequest's own fields (whatever it offers passes through), with the command
- * flattened for agents (`command`: a shell line, or `argv`) and the mount kept by default (an agent
- * runs many commands in a row; the next one reuses it).
+ * exec's arguments: ExecRequest's own fields, with the command flattened for agents (`command`: a
+ * shell line, or `argv`) and the mount kept by default (an agent runs many commands in a row; the
+ * next one reuses it). Not an agent's to choose: where the vault is mounted and who else may reach
+ * it (`mountpoint`, `allow_other`: a vault mounted and kept at an empty ~/.config/autostart would
+ * put the agent's files in the user's session), nor the environment the sandbox reads (`caller_env`).
  */
 const ExecInput = {
-  ...ExecRequest.omit({ id: true, vault: true, command: true, caller_env: true }).shape,
+  ...ExecRequest.omit({ id: true, vault: true, command: true, caller_env: true, mountpoint: true, allow_other: true }).shape,
   command: z.string().min(1).max(1024 * 1024).optional().describe('a shell command line, run by bash -c in the vault (give this or argv)'),
   argv: z.array(z.string().max(1024 * 1024)).min(1).max(10_000).optional().describe('a program and its arguments, run as is (give this or command)'),
   keep_mount: z.boolean().default(true).describe('leave the mount up for the next call (default here: true)'),

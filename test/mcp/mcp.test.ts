@@ -4,7 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ApprovalRequest } from '../../host/protocol/exec';
@@ -211,6 +213,7 @@ describe('avfs mcp (no host running: the server runs the operations itself)', ()
   });
 
   test('bad input never crashes the server: unknown tool, wrong types, .., NUL, a 10 MB argument, unknown fields', async () => {
+    const autostart = mkdtempSync(join(tmpdir(), 'avfs-mcp-autostart-'));
     const cases: Array<[string, Record<string, unknown>, RegExp]> = [
       ['no_such_tool', {}, /Tool no_such_tool not found/],
       ['read_file', { path: 5 }, /Input validation error/],
@@ -221,6 +224,9 @@ describe('avfs mcp (no host running: the server runs the operations itself)', ()
       ['write_file', { path: '/a', content: 'x', mode: 'evil' }, /Input validation error/],
       ['exec', { command: 'true', argv: ['true'] }, /InvalidInput: give exactly one of command/],
       ['exec', { command: 'true', env: { 'BAD NAME': 'x' } }, /Input validation error/],
+      // Where the vault is mounted, and who else may reach it, are not the agent's to choose.
+      ['exec', { command: 'echo planted > x.desktop', mountpoint: autostart, keep_mount: true }, /Input validation error.*mountpoint|Unrecognized key.*mountpoint/s],
+      ['exec', { command: 'true', allow_other: true }, /Input validation error.*allow_other|Unrecognized key.*allow_other/s],
       ['read_file', { path: '/src/app.py', vault: '../../etc' }, /InvalidInput|VaultNotFound|InvalidName/],
     ];
     for (const [name, args, re] of cases) {
@@ -249,6 +255,8 @@ describe('avfs mcp (no host running: the server runs the operations itself)', ()
     assert.equal(await new Promise((r) => child.on('exit', r)), 0);
     // And the first session still works.
     assert.equal(textOf(await mcp.call('read_file', { path: '/out.txt' })), 'built\n');
+    assert.deepEqual(readdirSync(autostart), [], 'nothing was mounted or written where the agent asked');
+    rmSync(autostart, { recursive: true, force: true });
   });
 
   test('resources: vault files as avfs://<vault>/<path>, listed and read', async () => {
