@@ -54,7 +54,7 @@ import { stopGroup } from './processGroup';
 import { runCommand, type RunOptions, type RunResult } from './runner';
 import type { SandboxSpec } from '../sandbox/bwrap';
 import { homeReadOnly, loadSandboxSettings, planSandbox, sandboxRecordOf, unsandboxedRecord } from '../sandbox/plan';
-import { normPath, SECRET_SYSTEM_FILES, within } from '../sandbox/secrets';
+import { normPath, real, SECRET_SYSTEM_FILES, within } from '../sandbox/secrets';
 import { sandboxSupport } from '../sandbox/probe';
 import { networkHostsOf } from '../policy/networkHosts';
 import { gitRemotesIn, globalGitConfigs } from './gitRemotes';
@@ -369,8 +369,11 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
       const shown = networked ? homeReadOnly(sandboxSettings, homedir(), deps.home.dir) : [];
       const gitGlobals = globalGitConfigs(homedir()).filter((f) => shown.some((p) => f === p || f.startsWith(`${p}/`)));
       // What git inside reads outside the vault: the system, and of the home only what the sandbox shows.
-      const [home, avfsHome] = [normPath(homedir()), normPath(deps.home.dir)];
-      const visible = (f: string) => (!within(f, home) || shown.some((p) => within(f, p))) && !within(f, avfsHome) && !within(f, '/tmp') && !SECRET_SYSTEM_FILES.includes(f);
+      // (A home or avfs home that is a link is out of sight by either path.)
+      const home = normPath(homedir());
+      const homes = [home, real(home)];
+      const hiddenHere = [normPath(deps.home.dir), real(normPath(deps.home.dir)), '/tmp'];
+      const visible = (f: string) => (!homes.some((h) => within(f, h)) || shown.some((p) => within(f, p) || within(f, real(p)))) && !hiddenHere.some((h) => within(f, h)) && !SECRET_SYSTEM_FILES.includes(f);
       const hosts = networked ? networkHostsOf(decision.parts, gitRemotesIn(vfs, vaultCwd, gitGlobals, { root: place, env, visible })) : null;
       spec = planSandbox({
         bwrap: supported.bwrap,
