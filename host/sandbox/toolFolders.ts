@@ -159,6 +159,7 @@ export function toolFolders(i: ToolFoldersInput): ToolFolders {
   const starts = TOOL_VARS.flatMap((v) => (i.env[v] ?? '').split(':'));
   const candidates: string[] = [];
   const pathLinks: Array<{ path: string; target: string }> = [];
+  const outsideLinks: Array<{ path: string; target: string }> = [];
   // The prefix of each `bin` named (a Node under ~/.nvm/versions/node/v22 keeps npm's global config in its etc/npmrc).
   const prefixes = new Set<string>();
   const seen = new Set<string>();
@@ -168,10 +169,18 @@ export function toolFolders(i: ToolFoldersInput): ToolFolders {
     // Before any call that touches it: the run's mount may be served by this very process.
     if (never.some((n) => within(lexical, n))) return;
     const dir = realIfThere(lexical);
-    // A folder (a file on PATH shows nothing), nowhere the agent writes or reaches a socket.
-    if (dir === null || seen.has(dir) || never.some((n) => within(dir, n)) || !isDir(dir) || onFuse(dir)) return;
+    if (dir === null || seen.has(dir) || never.some((n) => within(dir, n))) return;
+    // A PATH folder named through a link the sandbox would hide (~/bin → ~/.dotfiles/bin, or → /opt/tools/bin): linked again inside.
+    const linked = fromPath && dir !== lexical && covered.some((c) => within(lexical, c));
+    // Only what the sandbox would hide needs showing (/usr/bin is in sight already).
+    if (!covered.some((c) => within(dir, c))) {
+      if (linked && isDir(dir)) outsideLinks.push({ path: lexical, target: dir });
+      return;
+    }
+    // A folder (a file on PATH shows nothing), nowhere the agent writes.
+    if (!isDir(dir) || onFuse(dir)) return;
     seen.add(dir);
-    if (fromPath && dir !== lexical && covered.some((c) => within(lexical, c))) pathLinks.push({ path: lexical, target: dir });
+    if (linked) pathLinks.push({ path: lexical, target: dir });
     candidates.push(...foldersOf(dir, home, covered));
     if (!LEAVES.has(basename(dir))) return;
     prefixes.add(dirname(dir));
@@ -218,6 +227,6 @@ export function toolFolders(i: ToolFoldersInput): ToolFolders {
     for (const s of new Set([...shown, ...prefixes])) for (const f of SECRET_TOOL_FILES) hideAgain(join(s, f));
     if (home) for (const [top, patterns] of Object.entries(VERSION_SECRETS)) if (shown.includes(join(home, top))) for (const p of patterns) for (const f of expand(join(home, top), p)) hideAgain(f);
   }
-  const links = pathLinks.filter((l) => shown.some((s) => within(l.target, s)) && !shown.some((s) => within(l.path, s)));
+  const links = [...pathLinks.filter((l) => shown.some((s) => within(l.target, s))), ...outsideLinks].filter((l) => !shown.some((s) => within(l.path, s)));
   return { shown, hiddenAgain, links };
 }

@@ -54,6 +54,16 @@ describe('sandbox plan: paths', () => {
     assert.deepEqual(p.pathReadOnly, [cli]);
   });
 
+  test('a PATH folder named through a link in the home is linked again inside, whether its target is shown or in sight already', () => {
+    const outside = join(base, 'opt', 'tools', 'bin');
+    mkdirSync(outside, { recursive: true });
+    symlinkSync(outside, join(home, 'tools-bin'));
+    symlinkSync(join(home, '.tool', 'bin'), join(home, 'tool-bin'));
+    const p = planSandbox(input({ env: { PATH: `${join(home, 'tools-bin')}:${join(home, 'tool-bin')}:/usr/bin` } }));
+    assert.deepEqual(p.pathReadOnly, [join(home, '.tool', 'bin')]);
+    assert.deepEqual(p.pathLinks, [{ path: join(home, 'tool-bin'), target: join(home, '.tool', 'bin') }, { path: join(home, 'tools-bin'), target: outside }]);
+  });
+
   test('home_read_only refuses a secret in every spelling: ~/, relative, absolute with .., a trailing slash on the home', () => {
     for (const entry of ['~/.ssh', '.ssh', '.config/../.ssh', join(home, 'x', '..', '.ssh'), `${home}/.ssh/`]) {
       for (const h of [home, `${home}/`]) {
