@@ -96,27 +96,32 @@ function hidden(avfsHome: string, home: string): string[] {
   return out;
 }
 
-/** The folders of the tools `env` names that a run's sandbox shows read-only (for `avfs doctor`; a run's plan makes them as below). */
-export function shownToolFolders(env: Record<string, string | undefined>, home: string, avfsHome: string): string[] {
-  const h = privateHome(home);
-  return toolFolders({ env, home: h && real(h), secrets: secretsOf(h ?? '/nonexistent', avfsHome), hide: hidden(avfsHome, h ?? '/nonexistent'), avoid: [socketDir()] }).shown;
-}
-
 /** The home a run gets a private one for: not `/` (some service users: that would hide the system), nor a missing one (it holds nothing). */
 const privateHome = (home: string): string | null => {
   const h = isAbsolute(home) ? normPath(home) : '/';
   return h !== '/' && existsSync(h) ? h : null;
 };
 
-export function planSandbox(i: PlanInput): SandboxSpec {
-  const home = privateHome(i.home);
-  const hide = hidden(i.avfsHome, home ?? '/nonexistent');
-  const secrets = secretsOf(home ?? '/nonexistent', i.avfsHome);
-  // A home that is a link (/home/me → /data/me) is made private where it leads; the link is made
-  // again where a hidden place covered it. Paths are shown by their real paths (a bind through a
-  // link inside the new root would follow it outside).
+/**
+ * What a plan hides and shows of the home, and the tools `env` names: one reading for a run's plan
+ * and for `avfs doctor`. A home that is a link (/home/me → /data/me) is made private where it
+ * leads (`homeAt`); paths are shown by their real paths (a bind through a link inside the new root
+ * would follow it outside). `mountpoint`: the run's mount, never looked into.
+ */
+function homePlan(home0: string, avfsHome: string, env: Record<string, string | undefined>, mountpoint?: string) {
+  const home = privateHome(home0);
+  const hide = hidden(avfsHome, home ?? '/nonexistent');
+  const secrets = secretsOf(home ?? '/nonexistent', avfsHome);
   const homeAt = home && real(home);
-  const tools = toolFolders({ env: i.env, home: homeAt, secrets, hide, avoid: [i.mountpoint, socketDir()] });
+  const tools = toolFolders({ env, home: homeAt, secrets, hide, avoid: [...(mountpoint ? [mountpoint] : []), socketDir()] });
+  return { home, homeAt, hide, secrets, tools };
+}
+
+/** The folders of the tools `env` names that a run's sandbox shows read-only (for `avfs doctor`). */
+export const shownToolFolders = (env: Record<string, string | undefined>, home: string, avfsHome: string): string[] => homePlan(home, avfsHome, env).tools.shown;
+
+export function planSandbox(i: PlanInput): SandboxSpec {
+  const { home, homeAt, hide, secrets, tools } = homePlan(i.home, i.avfsHome, i.env, i.mountpoint);
   const memory = (i.settings.memory_mb ?? Math.min(8192, Math.floor(totalmem() / 2 / 2 ** 20))) * 2 ** 20;
   return {
     bwrap: i.bwrap,
