@@ -38,6 +38,8 @@ interface Where {
   home: string | undefined;
   /** With `hasconfig:` false: the remote URLs of the files read without those includes (git's rule: they may add none). */
   remoteUrls: string[] | null;
+  /** Set when a `hasconfig:` condition was met while `remoteUrls` was null: the files are read again with them. */
+  askedRemotes?: boolean;
   /** A file outside the vault as the run could read it, or null (hidden from the run, not a regular file, too big). */
   read(file: string): string | null;
 }
@@ -49,7 +51,10 @@ function holds(condition: string, fromDir: string, w: Where): boolean {
   const [, kind, raw] = m as unknown as [string, string, string];
   const glob = (p: string) => (p.endsWith('/') ? `${p}**` : p);
   if (kind === 'onbranch') return w.branch !== null && raw !== '' && picomatch.isMatch(w.branch, glob(raw), { dot: true });
-  if (kind !== 'gitdir' && kind !== 'gitdir/i') return w.remoteUrls !== null && w.remoteUrls.some((u) => picomatch.isMatch(u, raw, { dot: true }));
+  if (kind !== 'gitdir' && kind !== 'gitdir/i') {
+    if (w.remoteUrls === null) w.askedRemotes = true;
+    return w.remoteUrls !== null && w.remoteUrls.some((u) => picomatch.isMatch(u, raw, { dot: true }));
+  }
   if (w.gitDir === null || raw === '') return false;
   let pattern = raw;
   if (pattern.startsWith('~/')) {
@@ -217,10 +222,12 @@ export function gitRemotesIn(vfs: Vfs, cwd: string, globalFiles: string[], run: 
         const text = vaultText(vfs, file);
         return [...outside, ...(text === null ? [] : parseGitConfig(text, vaultIncludes(vfs, file, run.root, w)))];
       };
-      // hasconfig:remote.*.url: asks of the remote URLs configured without such includes: a first reading finds them.
-      const first = read(where(null));
+      // hasconfig:remote.*.url: asks of the remote URLs configured without such includes: a first
+      // reading finds them, and a second (only where such a condition was met) applies them.
+      const w0 = where(null);
+      const first = read(w0);
       const urls = first.filter((e) => /^remote\..*\.url$/.test(e.key)).map((e) => e.value);
-      const entries = [...read(where(urls)), ...fromEnv];
+      const entries = [...(w0.askedRemotes ? read(where(urls)) : first), ...fromEnv];
       config = new GitRemoteConfig(entries, head?.[1] ?? null, dirs !== null);
     } catch {
       config = null;
