@@ -54,7 +54,7 @@ import { stopGroup } from './processGroup';
 import { runCommand, type RunOptions, type RunResult } from './runner';
 import type { SandboxSpec } from '../sandbox/bwrap';
 import { homeReadOnly, loadSandboxSettings, planSandbox, sandboxRecordOf, unsandboxedRecord } from '../sandbox/plan';
-import { normPath, real, SECRET_SYSTEM_FILES, within } from '../sandbox/secrets';
+import { normPath, outside, real, SECRET_SYSTEM_FILES, within } from '../sandbox/secrets';
 import { sandboxSupport } from '../sandbox/probe';
 import { networkHostsOf } from '../policy/networkHosts';
 import { gitRemotesIn, globalGitConfigs } from './gitRemotes';
@@ -366,15 +366,21 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
       const networked = decision.categories.includes('networked');
       // The hosts the policy read from the command's network parts; null: not known, the whole network.
       // Git inside reads the global files the private home shows (sandbox.json's home_read_only).
-      const shown = networked ? homeReadOnly(sandboxSettings, homedir(), deps.home.dir) : [];
-      const gitGlobals = globalGitConfigs(homedir()).filter((f) => shown.some((p) => f === p || f.startsWith(`${p}/`)));
       // What git inside reads outside the vault: the system, and of the home only what the sandbox shows.
-      // (A home or avfs home that is a link is out of sight by either path.)
-      const home = normPath(homedir());
-      const homes = [home, real(home)];
-      const hiddenHere = [normPath(deps.home.dir), real(normPath(deps.home.dir)), '/tmp'];
-      const visible = (f: string) => (!homes.some((h) => within(f, h)) || shown.some((p) => within(f, p) || within(f, real(p)))) && !hiddenHere.some((h) => within(f, h)) && !SECRET_SYSTEM_FILES.includes(f);
-      const hosts = networked ? networkHostsOf(decision.parts, gitRemotesIn(vfs, vaultCwd, gitGlobals, { root: place, env, visible })) : null;
+      // (A home or avfs home that is a link is out of sight by either path.) Links are never followed
+      // into the run's mount, which this process may serve (outside()).
+      const parts = decision.parts;
+      const hosts = !networked
+        ? null
+        : outside([place], () => {
+            const shown = homeReadOnly(sandboxSettings, homedir(), deps.home.dir);
+            const gitGlobals = globalGitConfigs(homedir()).filter((f) => shown.some((p) => f === p || f.startsWith(`${p}/`)));
+            const home = normPath(homedir());
+            const homes = [home, real(home)];
+            const hiddenHere = [normPath(deps.home.dir), real(normPath(deps.home.dir)), '/tmp'];
+            const visible = (f: string) => (!homes.some((h) => within(f, h)) || shown.some((p) => within(f, p) || within(f, real(p)))) && !hiddenHere.some((h) => within(f, h)) && !SECRET_SYSTEM_FILES.includes(f);
+            return networkHostsOf(parts, gitRemotesIn(vfs, vaultCwd, gitGlobals, { root: place, env, visible }));
+          });
       spec = planSandbox({
         bwrap: supported.bwrap,
         userns: supported.userns,

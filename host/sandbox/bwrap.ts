@@ -14,8 +14,9 @@
  * Its filtering by host is built the same way here, with the policy's hosts (netProxy.ts): a run
  * with `allowHosts` gets the proxy's socket bound in, socat bridging to it, and the proxy variables.
  */
-import { accessSync, constants, realpathSync } from 'node:fs';
-import { delimiter, isAbsolute, join } from 'node:path';
+import { accessSync, constants } from 'node:fs';
+import { delimiter, isAbsolute } from 'node:path';
+import { realOffFuse } from './secrets';
 
 /** Where a run with filtered network sees its proxy (netProxy.ts): the socket bound in, and the port socat listens on. */
 export const PROXY_SOCKET_INSIDE = '/tmp/.avfs-proxy.sock';
@@ -72,7 +73,9 @@ export function systemTool(name: string): string {
     for (const d of (process.env.PATH ?? '').split(delimiter)) {
       if (!isAbsolute(d)) continue;
       try {
-        const p = realpathSync(join(d, name));
+        // Never followed onto a FUSE mount: the caller may be the process serving it (a stat there would wait on itself).
+        const p = realOffFuse(d, name);
+        if (p === null) continue;
         accessSync(p, constants.X_OK);
         found = p;
         break;

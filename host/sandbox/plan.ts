@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { AvfsError } from '../protocol/errors';
 import type { SandboxRecord } from '../protocol/sandbox';
 import type { SandboxSpec } from './bwrap';
-import { normPath, real, SECRET_SYSTEM_FILES, secretsOf, secretWhy, within } from './secrets';
+import { isAvoided, normPath, outside, real, realIfThere, SECRET_SYSTEM_FILES, secretsOf, secretWhy, within } from './secrets';
 import { toolFolders } from './toolFolders';
 
 export const SANDBOX_SETTINGS_FILE = 'sandbox.json';
@@ -54,7 +54,9 @@ export function homeReadOnly(settings: SandboxSettings, home: string, avfsHome: 
     if (!within(p, secrets.home) || p === secrets.home) throw new AvfsError('InvalidInput', `sandbox.json: home_read_only ${JSON.stringify(entry)} is not a path under the home (${home})`, { field: 'home_read_only', value: entry });
     const why = secretWhy(p, secrets);
     if (why) throw new AvfsError('InvalidInput', `sandbox.json: home_read_only ${JSON.stringify(entry)} is never shown to a run: ${why}`, { field: 'home_read_only', value: entry });
-    if (existsSync(p)) out.push(p);
+    // Not followed into the run's mount (realIfThere inside planSandbox's outside()), nor shown from there: the mount is in sight already.
+    const r = realIfThere(p);
+    if (r !== null && !isAvoided(r)) out.push(p);
   }
   return out;
 }
@@ -120,7 +122,15 @@ function homePlan(home0: string, avfsHome: string, env: Record<string, string | 
 /** The folders of the tools `env` names that a run's sandbox shows read-only (for `avfs doctor`). */
 export const shownToolFolders = (env: Record<string, string | undefined>, home: string, avfsHome: string): string[] => homePlan(home, avfsHome, env).tools.shown;
 
+/**
+ * The sandbox of one run. Every link the plan resolves is followed by hand and never into the
+ * run's mount (secrets.ts outside()): the process making the plan may be the one serving it.
+ */
 export function planSandbox(i: PlanInput): SandboxSpec {
+  return outside([i.mountpoint], () => planIn(i));
+}
+
+function planIn(i: PlanInput): SandboxSpec {
   const { home, homeAt, hide, secrets, tools } = homePlan(i.home, i.avfsHome, i.env, i.mountpoint);
   const memory = (i.settings.memory_mb ?? Math.min(8192, Math.floor(totalmem() / 2 / 2 ** 20))) * 2 ** 20;
   return {

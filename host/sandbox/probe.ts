@@ -11,7 +11,8 @@
  */
 import { execFile } from 'node:child_process';
 import { accessSync, constants, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { delimiter, isAbsolute, join } from 'node:path';
+import { realOffFuse } from './secrets';
 
 export type SandboxSupport =
   | { ok: true; bwrap: string; version: string; userns: boolean; /** A pid namespace's own pid_max can be set (Linux ≥ 6.14): the process limit as root without a cgroup. */ pidMax: boolean }
@@ -25,6 +26,8 @@ function findBwrap(): string | null {
   for (const d of dirs) {
     const p = join(d, 'bwrap');
     try {
+      // Not through a link onto a FUSE mount (a mount's server probes while it serves its mount).
+      if (!isAbsolute(d) || realOffFuse(d, 'bwrap') === null) continue;
       accessSync(p, constants.X_OK);
       return p;
     } catch {

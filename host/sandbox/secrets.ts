@@ -2,8 +2,9 @@
  * What a run never sees, and the path tests the plan makes with it: secrets under the home (keys,
  * tokens, cloud credentials, the avfs home) and of the system. Pure apart from resolving links.
  */
-import { existsSync, realpathSync } from 'node:fs';
-import { join, normalize } from 'node:path';
+import { existsSync, lstatSync, readlinkSync, realpathSync } from 'node:fs';
+import { dirname, join, normalize } from 'node:path';
+import { mountTable } from '../fuse/liveness';
 
 /** Home paths never shown to a run, whatever the settings say (relative to the home). */
 export const SECRET_HOME_PATHS = [
@@ -23,12 +24,49 @@ export const SECRET_TOOL_FILES = ['etc/npmrc', 'credentials', 'credentials.toml'
 export const SECRET_SYSTEM_FILES = ['/etc/shadow', '/etc/shadow-', '/etc/gshadow', '/etc/gshadow-', '/etc/sudoers', '/etc/security/opasswd'];
 
 /**
+ * Places a plan must not look into while it runs (outside()): the run's mount, which the very
+ * process making the plan may serve (a one-shot CLI, a mount's server), so a stat there would wait
+ * on itself. Set for the span of one synchronous plan; empty otherwise.
+ */
+let avoided: readonly string[] = [];
+/** Of the current outside() span: each path looked at, as a link's target, a plain entry (''), or missing (null). */
+let looked = new Map<string, string | null>();
+
+/** Runs `fn` (synchronous) with realIfThere() never entering `places`: a link that leads there is not followed. */
+export function outside<T>(places: readonly string[], fn: () => T): T {
+  const before = [avoided, looked] as const;
+  avoided = places.map(normPath);
+  looked = new Map();
+  try {
+    return fn();
+  } finally {
+    [avoided, looked] = before;
+  }
+}
+
+/** Whether `p` is in a place the current outside() span avoids (a string test: nothing is looked at). */
+export const isAvoided = (p: string): boolean => avoided.some((a) => within(p, a));
+
+/** The FUSE file systems mounted now, by the kernel's list (nothing is looked at): one may be served by this very process. */
+export const fuseMounts = (): string[] => mountTable().filter((m) => m.fstype === 'fuse' || m.fstype.startsWith('fuse.')).map((m) => m.mountpoint);
+
+/** `dir/name` with its links resolved, or null where it is missing or it or a link on its way is on a FUSE file system (a program of the system is never there). */
+export const realOffFuse = (dir: string, name: string): string | null => {
+  const fuse = fuseMounts();
+  const p = outside(fuse, () => realIfThere(join(dir, name)));
+  return p === null || fuse.some((m) => within(p, m)) ? null : p;
+};
+
+/**
  * A path with its links resolved (real: or itself where it does not exist). The native call (one
  * realpath(3)): JavaScript's walks every component with an lstat of its own. A missing path is
  * told by existsSync, which throws nothing: a failed realpath makes an Error, and a plan meets
- * dozens of missing paths (most secrets are not there), several ms in a cold process.
+ * dozens of missing paths (most secrets are not there), several ms in a cold process. Inside
+ * outside(), a path is resolved a component at a time instead, each checked by string before it
+ * is looked at, so a link into an avoided place (`~/bin` → the run's mount) is never followed.
  */
 export const realIfThere = (p: string): string | null => {
+  if (avoided.length > 0) return realAvoiding(p, avoided);
   if (!existsSync(p)) return null;
   try {
     return realpathSync.native(p);
@@ -36,6 +74,53 @@ export const realIfThere = (p: string): string | null => {
     return null;
   }
 };
+
+/**
+ * realpath(3) done by hand: an lstat of each component and a readlink of each link (each looked at
+ * once per outside() span), none inside `avoid`. Null where it does not exist; a path that leads
+ * into an avoided place is answered as it would resolve there, without looking (callers test it
+ * against the places they never show).
+ */
+function realAvoiding(p: string, avoid: readonly string[]): string | null {
+  const stack = p.split('/').filter((c) => c !== '' && c !== '.');
+  let cur = '/';
+  let links = 0;
+  while (stack.length > 0) {
+    const name = stack.shift()!;
+    if (name === '..') {
+      cur = dirname(cur);
+      continue;
+    }
+    const next = cur === '/' ? `/${name}` : `${cur}/${name}`;
+    if (avoid.some((a) => within(next, a))) return normPath(join(next, ...stack));
+    let seen = looked.get(next);
+    if (seen === undefined) {
+      seen = linkOrEntry(next);
+      looked.set(next, seen);
+    }
+    if (seen === null) return null;
+    if (seen !== '') {
+      if (++links > 40) return null;
+      if (seen.startsWith('/')) cur = '/';
+      stack.unshift(...seen.split('/').filter((c) => c !== '' && c !== '.'));
+      continue;
+    }
+    cur = next;
+  }
+  return cur;
+}
+
+/** A link's target, '' for any other entry, null where there is none (or it cannot be looked at). */
+function linkOrEntry(p: string): string | null {
+  try {
+    const st = lstatSync(p, { throwIfNoEntry: false });
+    if (!st) return null;
+    return st.isSymbolicLink() ? readlinkSync(p) || null : '';
+  } catch {
+    return null;
+  }
+}
+
 export const real = (p: string): string => realIfThere(p) ?? p;
 
 /**

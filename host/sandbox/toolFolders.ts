@@ -9,9 +9,9 @@
  * secrets known to live inside a shown folder are hidden again. Pure apart from reading the file
  * system (no process, no write); docs/exec.md, "What `workspace` guarantees".
  */
-import { existsSync, readdirSync, readFileSync, statSync, statfsSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, statfsSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join } from 'node:path';
-import { normPath, real, realIfThere, SECRET_TOOL_FILES, secretIn, type Secrets, within } from './secrets';
+import { isAvoided, normPath, real, realIfThere, SECRET_TOOL_FILES, secretIn, type Secrets, within } from './secrets';
 
 /** PATH folders whose parent is the tool's own prefix. */
 const LEAVES = new Set(['bin', 'sbin', 'shims']);
@@ -95,7 +95,9 @@ function foldersOf(dir: string, home: string | null, covered: string[]): string[
   return [dir, ...PREFIX_PARTS.map((p) => join(prefix, p))];
 }
 
+/** (Never a place the plan avoids: the run's mount, which this process may serve.) */
 const isDir = (p: string) => {
+  if (isAvoided(p)) return false;
   try {
     return statSync(p).isDirectory();
   } catch {
@@ -123,8 +125,8 @@ const holdsSocket = (dir: string) => {
 
 /** The `home` of a Python virtual environment's pyvenv.cfg: the folder of the interpreter it was made from. */
 function venvBase(folder: string): string | null {
-  const cfg = join(folder, 'pyvenv.cfg');
-  if (!existsSync(cfg)) return null;
+  const cfg = realIfThere(join(folder, 'pyvenv.cfg'));
+  if (cfg === null || isAvoided(cfg)) return null;
   try {
     const m = /^\s*home\s*=\s*(.+?)\s*$/m.exec(readFileSync(cfg, 'utf8'));
     return m && isAbsolute(m[1]!) ? m[1]! : null;

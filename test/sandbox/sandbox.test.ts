@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:net';
-import { appendFileSync, chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ExecutionEnvelope } from '../../host/protocol/exec';
@@ -262,6 +262,36 @@ describe('sandbox: workspace runs from a one-shot CLI, as root', () => {
       sock.close();
       rmSync(tmpBase, { recursive: true, force: true });
       for (const d of ['.pyenv', '.cargo', '.rustup', '.nvm', '.local', 'projects', 'venvs', 'Documents', '.pulumi', '.dotfiles', 'bin', join('.ssh', 'id_link')]) rmSync(h(d), { recursive: true, force: true });
+    }
+  });
+
+  test('links into the run\'s own mount (a PATH folder, a secret place, a home file shown read-only) are not followed by the plan: the one-shot CLI serving that mount does not wait on itself', async () => {
+    const h = (...p: string[]) => join(w.home, ...p);
+    // A mount point of the caller's choosing, so links can lead into it before the run mounts it.
+    const mp = mkdtempSync('/tmp/avfs-sandbox-own-mount-');
+    const links = [h('vbin'), h('.aws'), h('.gitconfig')];
+    const noToolVars = Object.fromEntries(TOOL_VARS.map((v) => [v, '']));
+    try {
+      symlinkSync(join(mp, 'bin'), h('vbin'));
+      symlinkSync(join(mp, 'aws'), h('.aws'));
+      renameSync(h('.gitconfig'), h('.gitconfig.saved'));
+      symlinkSync(join(mp, 'gitconfig'), h('.gitconfig'));
+      assert.equal((await cli(['--vault', 'main', 'write', '/gitconfig'], '[user]\n  name = From The Vault\n')).code, 0);
+      // Before the plan followed links by hand, the CLI stat'ed into the mount it serves itself and waited forever.
+      const r = await Promise.race([
+        runCli(['--json', '--vault', 'main', 'proxy', 'exec', '--mountpoint', mp, '--', 'true'], { ...opts, env: { ...opts.env, ...noToolVars, PATH: `${h('vbin')}:/usr/bin:/bin` } }),
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the run did not end in 60 s: the plan waited on the mount its own process serves')), 60_000).unref()),
+      ]);
+      const env = envelopeOf(r.stdout);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(env.result.state, 'completed');
+      // Nothing of the mount is shown as a tool folder: it is the run's writable place already.
+      assert.ok(!(env.result.sandbox?.path_read_only ?? []).some((p) => p.startsWith(mp)), JSON.stringify(env.result.sandbox?.path_read_only));
+    } finally {
+      for (const l of links) rmSync(l, { force: true });
+      if (existsSync(h('.gitconfig.saved'))) renameSync(h('.gitconfig.saved'), h('.gitconfig'));
+      await sh('bash', ['-c', `grep -q ' ${mp} ' /proc/self/mounts && fusermount -uz '${mp}' || true`]);
+      rmSync(mp, { recursive: true, force: true });
     }
   });
 
