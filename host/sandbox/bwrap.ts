@@ -16,7 +16,7 @@
  */
 import { accessSync, constants } from 'node:fs';
 import { delimiter, isAbsolute } from 'node:path';
-import { realOffFuse } from './secrets';
+import { fuseMounts, realOffFuse } from './secrets';
 
 /** Where a run with filtered network sees its proxy (netProxy.ts): the socket bound in, and the port socat listens on. */
 export const PROXY_SOCKET_INSIDE = '/tmp/.avfs-proxy.sock';
@@ -70,11 +70,12 @@ export function systemTool(name: string): string {
   let found = tools.get(name);
   if (found === undefined) {
     found = `/usr/bin/${name}`;
+    const fuse = fuseMounts();
     for (const d of (process.env.PATH ?? '').split(delimiter)) {
       if (!isAbsolute(d)) continue;
       try {
         // Never followed onto a FUSE mount: the caller may be the process serving it (a stat there would wait on itself).
-        const p = realOffFuse(d, name);
+        const p = realOffFuse(d, name, fuse);
         if (p === null) continue;
         accessSync(p, constants.X_OK);
         found = p;

@@ -12,7 +12,7 @@
 import { execFile } from 'node:child_process';
 import { accessSync, constants, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
-import { realOffFuse } from './secrets';
+import { fuseMounts, realOffFuse } from './secrets';
 
 export type SandboxSupport =
   | { ok: true; bwrap: string; version: string; userns: boolean; /** A pid namespace's own pid_max can be set (Linux ≥ 6.14): the process limit as root without a cgroup. */ pidMax: boolean }
@@ -23,11 +23,12 @@ export const PROBE_CACHE_FILE = 'sandbox-probe.json';
 /** bwrap on PATH: where it is, or null. */
 function findBwrap(): string | null {
   const dirs = (process.env.PATH ?? '').split(delimiter).filter(Boolean);
+  const fuse = fuseMounts();
   for (const d of dirs) {
     const p = join(d, 'bwrap');
     try {
       // Not through a link onto a FUSE mount (a mount's server probes while it serves its mount).
-      if (!isAbsolute(d) || realOffFuse(d, 'bwrap') === null) continue;
+      if (!isAbsolute(d) || realOffFuse(d, 'bwrap', fuse) === null) continue;
       accessSync(p, constants.X_OK);
       return p;
     } catch {

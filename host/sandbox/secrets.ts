@@ -50,9 +50,8 @@ export const isAvoided = (p: string): boolean => avoided.some((a) => within(p, a
 /** The FUSE file systems mounted now, by the kernel's list (nothing is looked at): one may be served by this very process. */
 export const fuseMounts = (): string[] => mountTable().filter((m) => m.fstype === 'fuse' || m.fstype.startsWith('fuse.')).map((m) => m.mountpoint);
 
-/** `dir/name` with its links resolved, or null where it is missing or it or a link on its way is on a FUSE file system (a program of the system is never there). */
-export const realOffFuse = (dir: string, name: string): string | null => {
-  const fuse = fuseMounts();
+/** `dir/name` with its links resolved, or null where it is missing or it or a link on its way is on a FUSE file system (a program of the system is never there). `fuse`: fuseMounts(), read once by a caller that asks for many. */
+export const realOffFuse = (dir: string, name: string, fuse = fuseMounts()): string | null => {
   const p = outside(fuse, () => realIfThere(join(dir, name)));
   return p === null || fuse.some((m) => within(p, m)) ? null : p;
 };
