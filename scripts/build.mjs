@@ -235,10 +235,12 @@ export async function buildProduct({ outdir = dist, production = false, node = p
   await build({ ...options, entryPoints: [requireHere.resolve('pg')], outfile: join(outdir, 'avfs-pg.js'), external: ['pg-native', 'pg-cloudflare'] });
   // The vault host's operation threads (host/daemon/pool.ts).
   await build({ ...options, entryPoints: [join(root, 'host/daemon/opsWorker.ts')], outfile: join(outdir, 'avfs-ops-worker.js'), plugins: [zodTrimmed] });
-  writeCodeCache(outdir, node);
-  // The FUSE binding ships beside the bundle, which loads it from its own directory.
+  // The FUSE binding ships beside the bundle, which loads it from its own directory. Built before
+  // the code cache: that cache is made by a one-shot `proxy exec`, which mounts with it (without
+  // it, a fresh build or the VSIX's staging folder gets the smaller cache of loading alone).
   const addon = buildFuseAddon();
   if (outdir !== dist) copyFileSync(addon, join(outdir, 'avfs_fuse.node'));
+  writeCodeCache(outdir, node);
 
   const extensionCore = join(root, 'extension/extension.ts');
   if (existsSync(extensionCore)) {
