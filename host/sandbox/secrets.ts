@@ -31,21 +31,30 @@ export const SECRET_SYSTEM_FILES = ['/etc/shadow', '/etc/shadow-', '/etc/gshadow
 let avoided: readonly string[] = [];
 /** Of the current outside() span: each path looked at, as a link's target, a plain entry (''), or missing (null). */
 let looked = new Map<string, string | null>();
+/** Of the current outside() span: each path resolved, and its answer (a plan asks for most secret places several times). */
+let resolved = new Map<string, string | null>();
 
 /** Runs `fn` (synchronous) with realIfThere() never entering `places`: a link that leads there is not followed. */
 export function outside<T>(places: readonly string[], fn: () => T): T {
-  const before = [avoided, looked] as const;
+  const before = [avoided, looked, resolved] as const;
   avoided = places.map(normPath);
   looked = new Map();
+  resolved = new Map();
   try {
     return fn();
   } finally {
-    [avoided, looked] = before;
+    [avoided, looked, resolved] = before;
   }
 }
 
 /** Whether `p` is in a place the current outside() span avoids (a string test: nothing is looked at). */
-export const isAvoided = (p: string): boolean => avoided.some((a) => within(p, a));
+export const isAvoided = (p: string): boolean => withinAny(p, avoided);
+
+/** Whether `p` is in one of `dirs` (a loop, not some() with a closure: a plan makes hundreds of these tests in a cold process). */
+function withinAny(p: string, dirs: readonly string[]): boolean {
+  for (const d of dirs) if (within(p, d)) return true;
+  return false;
+}
 
 /** The FUSE file systems mounted now, by the kernel's list (nothing is looked at): one may be served by this very process. */
 export const fuseMounts = (): string[] => mountTable().filter((m) => m.fstype === 'fuse' || m.fstype.startsWith('fuse.')).map((m) => m.mountpoint);
@@ -65,7 +74,14 @@ export const realOffFuse = (dir: string, name: string, fuse = fuseMounts()): str
  * is looked at, so a link into an avoided place (`~/bin` → the run's mount) is never followed.
  */
 export const realIfThere = (p: string): string | null => {
-  if (avoided.length > 0) return realAvoiding(p, avoided);
+  if (avoided.length > 0) {
+    let r = resolved.get(p);
+    if (r === undefined) {
+      r = realAvoiding(p, avoided);
+      resolved.set(p, r);
+    }
+    return r;
+  }
   if (!existsSync(p)) return null;
   try {
     return realpathSync.native(p);
@@ -91,9 +107,10 @@ function realAvoiding(p: string, avoid: readonly string[]): string | null {
       continue;
     }
     const next = cur === '/' ? `/${name}` : `${cur}/${name}`;
-    if (avoid.some((a) => within(next, a))) return normPath(join(next, ...stack));
+    // A path looked at before is not in an avoided place (it would not have been looked at).
     let seen = looked.get(next);
     if (seen === undefined) {
+      if (withinAny(next, avoid)) return normPath(join(next, ...stack));
       seen = linkOrEntry(next);
       looked.set(next, seen);
     }
