@@ -57,6 +57,26 @@ function pipeMaker(): MakePipe | null {
   return nativePipe;
 }
 
+let closeOnExec: (() => void) | null | undefined;
+
+/**
+ * Makes every descriptor of this process from 3 up close-on-exec (avfs's addon), before a
+ * sandboxed command starts: bwrap passes on whatever its starter holds, so a descriptor this
+ * process inherited from its caller (an agent's pipe, a file open outside the vault) or a library
+ * opened without the flag would be the run's way out. Its standard input, output and error are
+ * given at spawn. Where the addon does not load no mount can be made, and nothing is done.
+ */
+export function noInheritedFds(): void {
+  if (closeOnExec === undefined) {
+    try {
+      closeOnExec = loadNativeAddon<{ closeOnExecFrom3?: () => void }>()?.closeOnExecFrom3 ?? null;
+    } catch {
+      closeOnExec = null;
+    }
+  }
+  closeOnExec?.();
+}
+
 /** Anonymous pipes from avfs's addon; undefined when it cannot make them here. */
 function anonymousPipes(n: number): Ends[] | undefined {
   const pipe = pipeMaker();

@@ -17,7 +17,7 @@ import { makeRunCgroups, type RunCgroups, watchProcessCount } from '../sandbox/l
 import { type NetProxy, startNetProxy } from '../sandbox/netProxy';
 import { type Captured, HeadTailCapture } from './capture';
 import { awaitAdoptedInGroup } from './peer';
-import { closeFds, inputFile, type OutputPipe, stdoutAndStderr } from './pipes';
+import { closeFds, inputFile, noInheritedFds, type OutputPipe, stdoutAndStderr } from './pipes';
 import { groupMembers, signalGroup, stopGroup } from './processGroup';
 
 export interface RunOptions {
@@ -125,6 +125,7 @@ async function launch(opts: RunOptions): Promise<Launched> {
   const [sh, ...shArgs] = startArgv(opts, cg, proxy);
   const [stdoutPipe, stderrPipe] = await stdoutAndStderr();
   const stdinFd = opts.stdin !== undefined ? inputFile(opts.stdin) : undefined;
+  if (opts.sandbox) noInheritedFds();
   const childFds = [stdoutPipe.childFd, stderrPipe.childFd, ...(stdinFd !== undefined ? [stdinFd] : [])];
   let child: ChildProcess;
   try {
@@ -223,6 +224,7 @@ async function prepare(spec: SandboxSpec, key: string): Promise<void> {
   const [stdoutPipe, stderrPipe] = await stdoutAndStderr();
   const argv = ['/bin/sh', '-c', START_SANDBOXED, 'avfs-sandbox', ...cg.join, '--', ...bwrapArgv(spec, spec.mountpoint, ['/bin/bash', '-c', WAIT_FOR_REQUEST, 'avfs-wait'], cg.by)];
   let child: ChildProcess;
+  noInheritedFds();
   try {
     // Only the request carries the run's environment: this start has none of its own to leak.
     child = spawn(argv[0]!, argv.slice(1), { cwd: '/', env: { PATH: '/usr/bin:/bin' }, detached: true, stdio: ['ignore', stdoutPipe.childFd, stderrPipe.childFd, 'pipe'] });

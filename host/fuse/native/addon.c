@@ -346,6 +346,8 @@ static napi_value init(napi_env env, napi_value exports) {
   napi_set_named_property(env, exports, "readFiles", fn);
   napi_create_function(env, "reapChild", NAPI_AUTO_LENGTH, js_reap_child, NULL, &fn);
   napi_set_named_property(env, exports, "reapChild", fn);
+  napi_create_function(env, "closeOnExecFrom3", NAPI_AUTO_LENGTH, js_close_on_exec_from_3, NULL, &fn);
+  napi_set_named_property(env, exports, "closeOnExecFrom3", fn);
   return exports;
 }
 

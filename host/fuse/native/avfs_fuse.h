@@ -175,6 +175,7 @@ void fds_open(open_fds_t *set);
 /* Marks close-on-exec every descriptor open now that was not in `before`. */
 void fds_close_on_exec_since(const open_fds_t *before);
 napi_value js_spawn_guard(napi_env env, napi_callback_info info);
+napi_value js_close_on_exec_from_3(napi_env env, napi_callback_info info);
 
 /* peer.c: the credentials of a Unix socket's peer; marking the process that starts a run's commands. */
 #define RUNNER_NAME "avfs-runner"

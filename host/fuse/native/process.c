@@ -27,19 +27,11 @@
 
 extern char **environ;
 
+/* The listing's own descriptor is not counted: it is closed right after, so the next open (the
+   FUSE device, in fuse_mount) takes its number, which was then taken for one open before and left
+   open across exec: every command this process started held its mount's connection. */
 void fds_open(open_fds_t *set) {
   memset(set, 0, sizeof *set);
-  DIR *d = opendir("/proc/self/fd");
-  if (!d) return;
-  struct dirent *e;
-  while ((e = readdir(d)) != NULL) {
-    int fd = atoi(e->d_name);
-    if (fd >= 0 && fd < OPEN_FDS_MAX) set->bits[fd / 8] |= (unsigned char)(1u << (fd % 8));
-  }
-  closedir(d);
-}
-
-void fds_close_on_exec_since(const open_fds_t *before) {
   DIR *d = opendir("/proc/self/fd");
   if (!d) return;
   int own = dirfd(d);
@@ -47,12 +39,39 @@ void fds_close_on_exec_since(const open_fds_t *before) {
   while ((e = readdir(d)) != NULL) {
     if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
     int fd = atoi(e->d_name);
-    if (fd == own) continue;
-    if (fd < OPEN_FDS_MAX && (before->bits[fd / 8] & (1u << (fd % 8)))) continue;
+    if (fd != own && fd >= 0 && fd < OPEN_FDS_MAX) set->bits[fd / 8] |= (unsigned char)(1u << (fd % 8));
+  }
+  closedir(d);
+}
+
+/* Marks close-on-exec each descriptor from `lowest` up that is open now and not in `before` (NULL: none). */
+static void close_on_exec(const open_fds_t *before, int lowest) {
+  DIR *d = opendir("/proc/self/fd");
+  if (!d) return;
+  int own = dirfd(d);
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    int fd = atoi(e->d_name);
+    if (fd == own || fd < lowest) continue;
+    if (before && fd < OPEN_FDS_MAX && (before->bits[fd / 8] & (1u << (fd % 8)))) continue;
     int flags = fcntl(fd, F_GETFD);
     if (flags >= 0 && !(flags & FD_CLOEXEC)) fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
   }
   closedir(d);
+}
+
+void fds_close_on_exec_since(const open_fds_t *before) { close_on_exec(before, 0); }
+
+/* closeOnExecFrom3(): every descriptor but stdin, stdout and stderr is close-on-exec from now on
+   (host/proxy/pipes.ts): what this process inherited from its caller (an agent's pipe, a file
+   open outside the vault) or a library opened without the flag never reaches a sandboxed command. */
+napi_value js_close_on_exec_from_3(napi_env env, napi_callback_info info) {
+  (void)info;
+  close_on_exec(NULL, 3);
+  napi_value undef;
+  napi_get_undefined(env, &undef);
+  return undef;
 }
 
 static void *reap(void *arg) {
