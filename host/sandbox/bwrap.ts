@@ -120,6 +120,9 @@ function pidNamespacePrefix(spec: SandboxSpec): string[] {
  */
 const bridge = () => `${systemTool('socat')} TCP-LISTEN:${PROXY_PORT_INSIDE},bind=127.0.0.1,reuseaddr,fork UNIX-CONNECT:${PROXY_SOCKET_INSIDE} 2>/dev/null & i=0; until ${systemTool('grep')} -q ' 0100007F:${PROXY_PORT_INSIDE.toString(16).toUpperCase().padStart(4, '0')} 00000000:0000 0A' /proc/net/tcp; do i=$((i+1)); [ $i -lt 5000 ] || break; done; exec "$@"`;
 
+/** What of /proc changes the host rather than the run's own processes (see bwrapArgv). */
+export const PROC_READ_ONLY = ['/proc/sys', '/proc/sysrq-trigger', '/proc/irq', '/proc/bus', '/proc/fs'];
+
 /** `bwrap …` then the command, which starts in `cwd` (a path inside the mount); `proxySocket`: the filtering proxy's socket, with `allowHosts`. */
 export function bwrapArgv(spec: SandboxSpec, cwd: string, argv: string[], by: LimitsBy, proxySocket?: string): string[] {
   const a: string[] = [...(by.processes === 'pid_namespace' ? pidNamespacePrefix(spec) : []), spec.bwrap];
@@ -132,7 +135,13 @@ export function bwrapArgv(spec: SandboxSpec, cwd: string, argv: string[], by: Li
   if (!spec.network) a.push('--unshare-net');
   // As root bwrap would keep every capability: none, so the mounts below cannot be undone from inside.
   a.push('--cap-drop', 'ALL');
-  a.push('--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/dev/shm', '--tmpfs', '/tmp');
+  a.push('--ro-bind', '/', '/', '--proc', '/proc');
+  // The kernel's settings and triggers in the run's own /proc, read-only: a sysctl asks only that
+  // its writer be uid 0 (no capability), so root's run could otherwise set the host's name or
+  // core_pattern (a program the kernel runs as root, outside every namespace). bwrap covers these
+  // only where access(W_OK) says it may write them, which /proc/sys's folders deny even to root.
+  for (const p of PROC_READ_ONLY) a.push('--ro-bind-try', p, p);
+  a.push('--dev', '/dev', '--tmpfs', '/dev/shm', '--tmpfs', '/tmp');
   for (const d of spec.hide) a.push('--tmpfs', d);
   for (const f of spec.maskFiles) a.push('--ro-bind', '/dev/null', f);
   if (spec.home) a.push('--tmpfs', spec.homeAt ?? spec.home);
