@@ -5,14 +5,14 @@
  * read-only and the limits. A path that would show a secret (keys, tokens, cloud credentials,
  * the avfs home) is refused even when listed, also through a symlink.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir, totalmem } from 'node:os';
 import { basename, dirname, isAbsolute, join } from 'node:path';
 import { z } from 'zod';
 import { AvfsError } from '../protocol/errors';
 import type { SandboxRecord } from '../protocol/sandbox';
 import type { SandboxSpec } from './bwrap';
-import { isAvoided, normPath, outside, real, realIfThere, SECRET_SYSTEM_FILES, secretsOf, secretWhy, within } from './secrets';
+import { isAvoided, normPath, outside, real, realIfThere, SECRET_SYSTEM_FILES, secretsInside, secretsOf, secretWhy, within } from './secrets';
 import { toolFolders } from './toolFolders';
 
 export const SANDBOX_SETTINGS_FILE = 'sandbox.json';
@@ -78,6 +78,14 @@ export interface PlanInput {
   pidMax: boolean;
 }
 
+const isDirectory = (p: string): boolean => {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+};
+
 /** The uid that names the socket directory (host/store/socketPath.ts), without os.userInfo()'s passwd lookup per run. */
 const uid = () => process.getuid?.() ?? -1;
 
@@ -133,6 +141,12 @@ export function planSandbox(i: PlanInput): SandboxSpec {
 function planIn(i: PlanInput): SandboxSpec {
   const { home, homeAt, hide, secrets, tools } = homePlan(i.home, i.avfsHome, i.env, i.mountpoint);
   const memory = (i.settings.memory_mb ?? Math.min(8192, Math.floor(totalmem() / 2 / 2 ** 20))) * 2 ** 20;
+  const shownHome = home ? homeReadOnly(i.settings, home, i.avfsHome, secrets).map(real) : [];
+  // A shown home folder's secrets (~/.config/git/credentials), covered again after it is bound.
+  const hiddenAgain = [...tools.hiddenAgain];
+  for (const f of shownHome) {
+    for (const p of secretsInside(f, secrets)) if (!hiddenAgain.some((h) => within(p, h.path))) hiddenAgain.push({ path: p, dir: isDirectory(p) });
+  }
   return {
     bwrap: i.bwrap,
     userns: i.userns,
@@ -145,10 +159,10 @@ function planIn(i: PlanInput): SandboxSpec {
     home,
     homeAt,
     homeLink: home !== null && homeAt !== home && ['/tmp', ...hide].some((d) => within(home, d)),
-    homeReadOnly: home ? homeReadOnly(i.settings, home, i.avfsHome, secrets).map(real) : [],
+    homeReadOnly: shownHome,
     hide,
     pathReadOnly: tools.shown,
-    hiddenAgain: tools.hiddenAgain,
+    hiddenAgain,
     pathLinks: tools.links,
     maskFiles: SECRET_SYSTEM_FILES.filter((f) => existsSync(f)),
     processes: i.settings.processes,

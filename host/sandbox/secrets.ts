@@ -9,7 +9,7 @@ import { mountTable } from '../fuse/liveness';
 /** Home paths never shown to a run, whatever the settings say (relative to the home). */
 export const SECRET_HOME_PATHS = [
   '.ssh', '.gnupg', '.aws', '.azure', '.config/gcloud', '.kube', '.docker', '.netrc', '.npmrc', '.pypirc', '.git-credentials',
-  '.config/gh', '.config/hub', '.cargo/credentials', '.cargo/credentials.toml', '.terraform.d', '.vault-token', '.password-store',
+  '.config/git/credentials', '.config/gh', '.config/hub', '.cargo/credentials', '.cargo/credentials.toml', '.terraform.d', '.vault-token', '.password-store',
   '.local/share/keyrings', '.mozilla', '.config/google-chrome', '.config/chromium', '.avfs',
 ];
 
@@ -165,15 +165,30 @@ export function secretsOf(home: string, avfsHome: string): Secrets {
   return { home: h, places: SECRET_HOME_PATHS.map((s) => [s, join(h, s), real(join(h, s))]), avfsHome: real(normPath(avfsHome)) };
 }
 
+/** The secret places (their real paths, where they exist) inside the folder `shown` (a real path), to be covered again. */
+export function secretsInside(shown: string, s: Secrets): string[] {
+  const out: string[] = [];
+  for (const [, path, target] of s.places) {
+    if (!within(path, shown) && !within(target, shown)) continue;
+    const r = realIfThere(path);
+    // (One that leads into the run's mount is the agent's to see, and is never looked at.)
+    if (r !== null && r !== shown && within(r, shown) && !isAvoided(r) && !out.includes(r)) out.push(r);
+  }
+  return out;
+}
+
 /** The secret place `p` (absolute, normalized) is in or is, or null. */
 export const secretIn = (p: string, s: Secrets): string | null => s.places.find(([, path, target]) => within(p, path) || within(p, target))?.[0] ?? null;
 
-/** Why `path` (absolute, under the home) may not be shown, or null. */
+/**
+ * Why `path` (absolute, under the home) may not be shown, or null. A folder that holds a secret
+ * place (~/.config/git and its credentials) may be: the plan covers the secret again (secretsInside).
+ */
 export function secretWhy(path: string, s: Secrets): string | null {
   const p = normPath(path);
   const target = real(p);
   for (const [name, secret, secretTarget] of s.places) {
-    if (within(p, secret) || within(target, secretTarget) || within(secret, p)) return `it holds or is ~/${name}`;
+    if (within(p, secret) || within(target, secretTarget)) return `it is ~/${name} or inside it`;
   }
   if (within(target, s.avfsHome) || within(s.avfsHome, target)) return 'it holds the avfs home';
   if (within(s.home, target)) return 'it is the whole home';

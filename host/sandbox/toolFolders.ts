@@ -48,6 +48,21 @@ const VERSION_SECRETS: Record<string, string[]> = {
   anaconda3: ['.condarc', 'envs/*/.condarc'],
   miniforge3: ['.condarc', 'envs/*/.condarc'],
 };
+/** A shown folder's configuration files that may hold a registry token beside build settings (cargo's `[registry] token = …`): hidden again when they do. */
+const TOKEN_CONFIGS = ['config.toml', 'config'];
+const TOKEN_LINE = /^\s*token\s*=/m;
+
+/** Whether the file `p` (not in an avoided place) holds a token line. */
+function holdsToken(p: string): boolean {
+  const f = realIfThere(p);
+  if (f === null || isAvoided(f)) return false;
+  try {
+    return TOKEN_LINE.test(readFileSync(f, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
 /** Run-time folders (sockets of the user's agents, dbus, docker): never shown, whatever names them. */
 const RUNTIME = ['/run', '/var/run'];
 /** FUSE's file system type: a vault's mount (or another FUSE server's) is never read for tools. */
@@ -227,6 +242,7 @@ export function toolFolders(i: ToolFoldersInput): ToolFolders {
     }
     hideAgain(avfs);
     for (const s of new Set([...shown, ...prefixes])) for (const f of SECRET_TOOL_FILES) hideAgain(join(s, f));
+    for (const s of shown) for (const f of TOKEN_CONFIGS) if (holdsToken(join(s, f))) hideAgain(join(s, f));
     if (home) for (const [top, patterns] of Object.entries(VERSION_SECRETS)) if (shown.includes(join(home, top))) for (const p of patterns) for (const f of expand(join(home, top), p)) hideAgain(f);
   }
   const links = [...pathLinks.filter((l) => shown.some((s) => within(l.target, s))), ...outsideLinks].filter((l) => !shown.some((s) => within(l.path, s)));
