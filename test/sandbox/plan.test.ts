@@ -54,6 +54,19 @@ describe('sandbox plan: paths', () => {
     assert.deepEqual(p.pathReadOnly, [cli]);
   });
 
+  test('a shown tool folder\'s config that holds a registry token (cargo\'s config.toml) is hidden again; one without a token stays in sight', () => {
+    const config = join(home, '.cargo', 'config.toml');
+    const env = { PATH: `${join(home, '.cargo', 'bin')}:/usr/bin` };
+    try {
+      writeFileSync(config, '[build]\njobs = 2\n');
+      assert.deepEqual(planSandbox(input({ env })).hiddenAgain.map((h) => h.path), [join(home, '.cargo', 'credentials.toml')]);
+      writeFileSync(config, '[build]\njobs = 2\n[registry]\n  token = "cio-secret"\n');
+      assert.deepEqual(planSandbox(input({ env })).hiddenAgain, [{ path: join(home, '.cargo', 'credentials.toml'), dir: false }, { path: config, dir: false }]);
+    } finally {
+      rmSync(config, { force: true });
+    }
+  });
+
   test('a PATH folder named through a link in the home is linked again inside, whether its target is shown or in sight already', () => {
     const outside = join(base, 'opt', 'tools', 'bin');
     mkdirSync(outside, { recursive: true });

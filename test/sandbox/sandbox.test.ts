@@ -5,13 +5,14 @@
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:net';
-import { appendFileSync, chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { appendFileSync, chmodSync, chownSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ExecutionEnvelope } from '../../host/protocol/exec';
 import type { ApprovalRequest } from '../../host/protocol/exec';
 import { TOOL_VARS } from '../../host/sandbox/toolFolders';
-import { alive, runCli, type RunOptions } from '../helpers';
+import { alive, CLI, runCli, type RunOptions } from '../helpers';
 import { sh, waitFor } from '../fuse/helpers';
 import { client, startHost, type HostProcess } from '../daemon/helpers';
 
@@ -161,6 +162,82 @@ describe('sandbox: workspace runs from a one-shot CLI, as root', () => {
     assert.deepEqual(s.home_read_only, [join(w.home, '.gitconfig')]);
     assert.equal(s.writable[0], env.result.mountpoint);
     assert.deepEqual(s.violations, []);
+  });
+
+  test('a root run cannot change the kernel\'s settings (/proc/sys: the host\'s name, core_pattern) nor pull its triggers', async () => {
+    // Each write puts back the value read, so a sandbox that failed changes nothing on the host.
+    const script = [
+      'for f in kernel/hostname kernel/core_pattern kernel/domainname; do v=$(cat /proc/sys/$f); if (printf "%s\\n" "$v" > /proc/sys/$f) 2>/dev/null; then echo $f=written; else echo $f=refused; fi; done',
+      'if [ -e /proc/sysrq-trigger ] && (printf "" > /proc/sysrq-trigger) 2>/dev/null; then echo sysrq=written; else echo sysrq=refused; fi',
+      'grep -q "^kernel" /proc/sys/kernel/ostype || cat /proc/sys/kernel/ostype',
+    ].join('\n') + '\n';
+    assert.equal((await cli(['--vault', 'main', 'write', '/sysctl.sh'], script)).code, 0);
+    const host = readFileSync('/proc/sys/kernel/hostname', 'utf8');
+    const { code, env } = await exec(['--', 'bash', 'sysctl.sh']);
+    assert.equal(code, 0, env.result.stderr);
+    assert.equal(env.result.decision?.action, 'allow_with_checkpoint');
+    assert.deepEqual(probesOf(env.result.stdout), { 'kernel/hostname': 'refused', 'kernel/core_pattern': 'refused', 'kernel/domainname': 'refused', sysrq: 'refused' });
+    assert.equal(readFileSync('/proc/sys/kernel/hostname', 'utf8'), host);
+  });
+
+  test('no descriptor the CLI was started with reaches the run (a file open outside the vault, the mount\'s FUSE device): only stdin, stdout and stderr', async () => {
+    const script = [
+      'import os',
+      'fds = {}',
+      'for f in os.listdir("/proc/self/fd"):',
+      '    try: fds[int(f)] = os.readlink("/proc/self/fd/" + f)',
+      '    except OSError: pass',
+      'extra = sorted(n for n, t in fds.items() if n > 2 and not t.startswith("/proc/"))',
+      'print("extra=" + (",".join(map(str, extra)) or "none"))',
+      'print("fuse=" + ("yes" if any("fuse" in t for t in fds.values()) else "no"))',
+      'try:',
+      '    os.write(3, b"pwned\\n"); print("write3=yes")',
+      'except OSError:',
+      '    print("write3=no")',
+    ].join('\n') + '\n';
+    assert.equal((await cli(['--vault', 'main', 'write', '/fds.py'], script)).code, 0);
+    const outsideFile = join(w.outside, 'open-in-caller');
+    writeFileSync(outsideFile, '');
+    const fd = openSync(outsideFile, 'a');
+    try {
+      // The caller (an agent's harness) holds a file open outside the vault as fd 3 of the CLI.
+      const r = await new Promise<{ code: number | null; stdout: string }>((resolve, reject) => {
+        const child = spawn(process.execPath, [CLI, '--json', '--vault', 'main', 'proxy', 'exec', '--', 'python3', 'fds.py'], {
+          env: { ...process.env, AVFS_HOME: opts.home, ...opts.env },
+          stdio: ['ignore', 'pipe', 'inherit', fd],
+        });
+        let out = '';
+        child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+        child.on('error', reject);
+        child.on('close', (code) => resolve({ code, stdout: out }));
+      });
+      const env = envelopeOf(r.stdout);
+      assert.equal(r.code, 0, env.result.stderr);
+      assert.equal(env.result.sandbox?.mode, 'workspace');
+      assert.deepEqual(probesOf(env.result.stdout), { extra: 'none', fuse: 'no', write3: 'no' });
+      assert.equal(readFileSync(outsideFile, 'utf8'), '');
+    } finally {
+      closeSync(fd);
+    }
+  });
+
+  test('git\'s credentials in ~/.config/git stay hidden while the folder (a default of home_read_only) is shown', async () => {
+    const dir = join(w.home, '.config', 'git');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'config'), '[core]\n\tautocrlf = false\n');
+    writeFileSync(join(dir, 'credentials'), 'https://agent:SECRET-GIT-TOKEN@example.invalid\n');
+    try {
+      const script = 'cat "$HOME/.config/git/config"\nprintf "protocol=https\\nhost=example.invalid\\n\\n" | git credential-store get\ncat "$HOME/.config/git/credentials"\ntrue\n';
+      assert.equal((await cli(['--vault', 'main', 'write', '/creds.sh'], script)).code, 0);
+      const { code, env } = await exec(['--', 'bash', 'creds.sh']);
+      assert.equal(code, 0, env.result.stderr);
+      assert.equal(env.result.decision?.action, 'allow_with_checkpoint');
+      assert.match(env.result.stdout, /autocrlf = false/);
+      assert.doesNotMatch(env.result.stdout + env.result.stderr, /SECRET-GIT-TOKEN/);
+      assert.deepEqual(env.result.sandbox?.home_read_only, [join(w.home, '.gitconfig'), dir]);
+    } finally {
+      rmSync(join(w.home, '.config'), { recursive: true, force: true });
+    }
   });
 
   test('git, npm, python and a small build work inside', async () => {
