@@ -26,7 +26,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { START_IN_DIR, START_SANDBOXED } from '../host/proxy/runner';
-import { bwrapArgv } from '../host/sandbox/bwrap';
+import { bwrapArgv, bwrapSizesTmpfs } from '../host/sandbox/bwrap';
 import { makeRunCgroups } from '../host/sandbox/limits';
 import { loadSandboxSettings, planSandbox } from '../host/sandbox/plan';
 import { sandboxSupport } from '../host/sandbox/probe';
@@ -142,7 +142,7 @@ async function breakdown(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'avfs-bench-sbx-'));
   let runCg: ReturnType<typeof makeRunCgroups> | undefined;
   try {
-    const spec = planSandbox({ bwrap: s.bwrap, userns: s.userns, avfsHome: home, home: homedir(), mountpoint: dir, readonly: false, network: false, settings: loadSandboxSettings(home), env: process.env, pidMax: s.pidMax });
+    const spec = planSandbox({ bwrap: s.bwrap, userns: s.userns, avfsHome: home, home: homedir(), mountpoint: dir, readonly: false, network: false, settings: loadSandboxSettings(home), env: process.env, pidMax: s.pidMax, tmpfsSize: bwrapSizesTmpfs(s.version) });
     // The run's cgroups, kept for the whole breakdown: each spawn below joins them (and has left
     // them when it exits), as the runner's start shell does; the cost measured is the joining.
     runCg = makeRunCgroups(spec.processes, spec.memoryBytes, spec.pidMax);
@@ -245,7 +245,7 @@ function keptPhases(): void {
 async function planCost(): Promise<void> {
   const s = await sandboxSupport();
   if (!s.ok) return;
-  const input = { bwrap: s.bwrap, userns: s.userns, avfsHome: home, home: homedir(), mountpoint: join(home, 'mnt', 'kept'), readonly: false, network: false, settings: loadSandboxSettings(home), env: process.env, pidMax: s.pidMax };
+  const input = { bwrap: s.bwrap, userns: s.userns, avfsHome: home, home: homedir(), mountpoint: join(home, 'mnt', 'kept'), readonly: false, network: false, settings: loadSandboxSettings(home), env: process.env, pidMax: s.pidMax, tmpfsSize: bwrapSizesTmpfs(s.version) };
   const t: number[] = [];
   for (let r = 0; r < RUNS * 20; r++) {
     const t0 = performance.now();

@@ -52,7 +52,7 @@ import { type RunGuard, startRunGuard } from './guard';
 import { prepareOutputPipes } from './pipes';
 import { stopGroup } from './processGroup';
 import { runCommand, type RunOptions, type RunResult } from './runner';
-import type { SandboxSpec } from '../sandbox/bwrap';
+import { bwrapSizesTmpfs, type SandboxSpec } from '../sandbox/bwrap';
 import { homeReadOnly, loadSandboxSettings, planSandbox, sandboxRecordOf, unsandboxedRecord } from '../sandbox/plan';
 import { normPath, outside, real, SECRET_SYSTEM_FILES, within } from '../sandbox/secrets';
 import { sandboxSupport } from '../sandbox/probe';
@@ -395,6 +395,7 @@ export async function runExec(input: ExecRequestInput, deps: ExecDeps): Promise<
         // `env`) must not choose what of the home the run is shown.
         env: deps.baseEnv ?? process.env,
         pidMax: supported.pidMax,
+        tmpfsSize: bwrapSizesTmpfs(supported.version),
       });
       const to = hosts ? ` (${hosts.join(', ')} alone)` : ' (hosts the policy cannot name: the whole network)';
       const why = !networked

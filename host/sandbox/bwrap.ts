@@ -58,7 +58,23 @@ export interface SandboxSpec {
   memoryBytes: number;
   /** A pid namespace's own pid_max can be set here (Linux 6.14): the process limit as root when no cgroup can be made. */
   pidMax: boolean;
+  /**
+   * The size of the run's writable tmpfs mounts (`/tmp`, the home; `/dev/shm` half of it), or null
+   * where this bwrap cannot size them (`--size`: bubblewrap ≥ 0.8). A tmpfs is half the machine's
+   * memory by default, and what is written there is no process's memory: RLIMIT_DATA does not
+   * count it (only a memory cgroup, as root, does).
+   */
+  tmpfsBytes: number | null;
 }
+
+/** The size of a tmpfs that only covers a place (an empty folder over a secret one). */
+const COVER_BYTES = 1 << 20;
+
+/** Whether `version` (`bubblewrap 0.8.0`, what the probe read) has `--size`. */
+export const bwrapSizesTmpfs = (version: string): boolean => {
+  const m = /(\d+)\.(\d+)/.exec(version);
+  return !!m && (Number(m[1]) > 0 || Number(m[2]) >= 8);
+};
 
 const tools = new Map<string, string>();
 
@@ -141,14 +157,17 @@ export function bwrapArgv(spec: SandboxSpec, cwd: string, argv: string[], by: Li
   // core_pattern (a program the kernel runs as root, outside every namespace). bwrap covers these
   // only where access(W_OK) says it may write them, which /proc/sys's folders deny even to root.
   for (const p of PROC_READ_ONLY) a.push('--ro-bind-try', p, p);
-  a.push('--dev', '/dev', '--tmpfs', '/dev/shm', '--tmpfs', '/tmp');
-  for (const d of spec.hide) a.push('--tmpfs', d);
+  // Each tmpfs sized where bwrap can: what a run writes in them is bounded, whoever runs it.
+  const tmpfs = (dest: string, bytes: number) => [...(spec.tmpfsBytes ? ['--size', String(bytes)] : []), '--tmpfs', dest];
+  const writable = spec.tmpfsBytes ?? 0;
+  a.push('--dev', '/dev', ...tmpfs('/dev/shm', Math.floor(writable / 2)), ...tmpfs('/tmp', writable));
+  for (const d of spec.hide) a.push(...tmpfs(d, COVER_BYTES));
   for (const f of spec.maskFiles) a.push('--ro-bind', '/dev/null', f);
-  if (spec.home) a.push('--tmpfs', spec.homeAt ?? spec.home);
+  if (spec.home) a.push(...tmpfs(spec.homeAt ?? spec.home, writable));
   if (spec.home && spec.homeAt && spec.homeLink) a.push('--symlink', spec.homeAt, spec.home);
   for (const p of spec.homeReadOnly) a.push('--ro-bind', p, p);
   for (const p of spec.pathReadOnly) a.push('--ro-bind', p, p);
-  for (const h of spec.hiddenAgain) a.push(...(h.dir ? ['--tmpfs', h.path] : ['--ro-bind', '/dev/null', h.path]));
+  for (const h of spec.hiddenAgain) a.push(...(h.dir ? tmpfs(h.path, COVER_BYTES) : ['--ro-bind', '/dev/null', h.path]));
   for (const l of spec.pathLinks) a.push('--symlink', l.target, l.path);
   a.push(spec.readonly ? '--ro-bind' : '--bind', spec.mountpoint, spec.mountAt ?? spec.mountpoint);
   if (proxySocket) {

@@ -76,6 +76,8 @@ export interface PlanInput {
   env: Record<string, string | undefined>;
   /** A pid namespace's own pid_max can be set here (probe.ts). */
   pidMax: boolean;
+  /** This bwrap sizes tmpfs mounts (`--size`, bwrapSizesTmpfs of the probe's version). */
+  tmpfsSize?: boolean;
 }
 
 const isDirectory = (p: string): boolean => {
@@ -168,6 +170,8 @@ function planIn(i: PlanInput): SandboxSpec {
     processes: i.settings.processes,
     memoryBytes: memory,
     pidMax: i.pidMax,
+    // The run's writable tmpfs mounts: half its memory limit each (/dev/shm a quarter).
+    tmpfsBytes: i.tmpfsSize ? Math.floor(memory / 2) : null,
   };
 }
 

@@ -240,6 +240,20 @@ describe('sandbox: workspace runs from a one-shot CLI, as root', () => {
     }
   });
 
+  test('the run\'s /tmp, /dev/shm and home are sized from its memory limit: filling /tmp ends in ENOSPC and an envelope, not in the host\'s memory', async () => {
+    writeFileSync(join(w.avfs, 'sandbox.json'), JSON.stringify({ memory_mb: 512 }));
+    try {
+      const script = 'df -k /tmp /dev/shm "$HOME" | awk \'NR > 1 { print $6 "=" $2 }\'\nif head -c 400M /dev/zero > /tmp/fill 2>/dev/null; then echo fill=all; else echo fill=stopped; fi\n';
+      assert.equal((await cli(['--vault', 'main', 'write', '/fill.sh'], script)).code, 0);
+      const { code, env } = await exec(['--', 'bash', 'fill.sh']);
+      assert.equal(code, 0, env.result.stderr);
+      assert.equal(env.result.sandbox?.mode, 'workspace');
+      assert.deepEqual(probesOf(env.result.stdout), { '/tmp': '262144', '/dev/shm': '131072', [w.home]: '262144', fill: 'stopped' });
+    } finally {
+      rmSync(join(w.avfs, 'sandbox.json'), { force: true });
+    }
+  });
+
   test('git, npm, python and a small build work inside', async () => {
     const { code, env } = await exec(['--', 'bash', 'build.sh']);
     assert.equal(code, 0, env.result.stderr);
