@@ -165,14 +165,19 @@ export function secretsOf(home: string, avfsHome: string): Secrets {
   return { home: h, places: SECRET_HOME_PATHS.map((s) => [s, join(h, s), real(join(h, s))]), avfsHome: real(normPath(avfsHome)) };
 }
 
-/** The secret places (their real paths, where they exist) inside the folder `shown` (a real path), to be covered again. */
+/**
+ * The secret places inside the folder `shown` (a real path), to be covered again: each by where it
+ * leads, where it exists and the run would see it there (inside `shown`, or a link from it to a
+ * place outside the home, which the system's read-only view shows).
+ */
 export function secretsInside(shown: string, s: Secrets): string[] {
   const out: string[] = [];
   for (const [, path, target] of s.places) {
     if (!within(path, shown) && !within(target, shown)) continue;
     const r = realIfThere(path);
     // (One that leads into the run's mount is the agent's to see, and is never looked at.)
-    if (r !== null && r !== shown && within(r, shown) && !isAvoided(r) && !out.includes(r)) out.push(r);
+    if (r === null || r === shown || isAvoided(r) || out.includes(r)) continue;
+    if (within(r, shown) || !within(r, s.home)) out.push(r);
   }
   return out;
 }
