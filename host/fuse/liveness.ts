@@ -12,8 +12,8 @@ export interface MountInfoEntry {
   source: string;
 }
 
-/** The process's mount table (/proc/self/mountinfo), octal escapes undone. */
-export function mountTable(): MountInfoEntry[] {
+/** The process's mount table (/proc/self/mountinfo), octal escapes undone; `only`: of the file system types it takes. */
+export function mountTable(only?: (fstype: string) => boolean): MountInfoEntry[] {
   let text: string;
   try {
     text = readFileSync('/proc/self/mountinfo', 'utf8');
@@ -27,7 +27,7 @@ export function mountTable(): MountInfoEntry[] {
     const [left, right] = line.split(' - ');
     const l = left?.split(' ') ?? [];
     const r = right?.split(' ') ?? [];
-    if (l[4] === undefined || r[0] === undefined) continue;
+    if (l[4] === undefined || r[0] === undefined || (only && !only(r[0]))) continue;
     out.push({ mountpoint: unescape(l[4]), fstype: r[0], source: unescape(r[1] ?? '') });
   }
   return out;

@@ -14,9 +14,7 @@
  * Its filtering by host is built the same way here, with the policy's hosts (netProxy.ts): a run
  * with `allowHosts` gets the proxy's socket bound in, socat bridging to it, and the proxy variables.
  */
-import { accessSync, constants } from 'node:fs';
-import { delimiter, isAbsolute } from 'node:path';
-import { fuseMounts, realOffFuse } from './secrets';
+import { onPath } from './secrets';
 
 /** Where a run with filtered network sees its proxy (netProxy.ts): the socket bound in, and the port socat listens on. */
 export const PROXY_SOCKET_INSIDE = '/tmp/.avfs-proxy.sock';
@@ -85,21 +83,7 @@ const tools = new Map<string, string>();
 export function systemTool(name: string): string {
   let found = tools.get(name);
   if (found === undefined) {
-    found = `/usr/bin/${name}`;
-    const fuse = fuseMounts();
-    for (const d of (process.env.PATH ?? '').split(delimiter)) {
-      if (!isAbsolute(d)) continue;
-      try {
-        // Never followed onto a FUSE mount: the caller may be the process serving it (a stat there would wait on itself).
-        const p = realOffFuse(d, name, fuse);
-        if (p === null) continue;
-        accessSync(p, constants.X_OK);
-        found = p;
-        break;
-      } catch {
-        /* next */
-      }
-    }
+    found = onPath(name, process.env.PATH ?? '')?.real ?? `/usr/bin/${name}`;
     tools.set(name, found);
   }
   return found;

@@ -35,20 +35,21 @@ export interface RunCgroups {
   remove(): Promise<void>;
 }
 
-/** This process's cgroup path in a v1 hierarchy (by controller name) or in v2 (''). */
-function ownPath(controller: string): string | null {
-  let text: string;
+/** This process's cgroup paths: by v1 controller name, and v2's under '' (one read of /proc/self/cgroup). */
+function ownPaths(): Map<string, string> {
+  const out = new Map<string, string>();
+  let text = '';
   try {
     text = readFileSync('/proc/self/cgroup', 'utf8');
   } catch {
-    return null;
+    return out;
   }
   for (const line of text.split('\n')) {
     const [, ctrls, path] = /^\d+:([^:]*):(.*)$/.exec(line) ?? [];
     if (ctrls === undefined || path === undefined) continue;
-    if (controller === '' ? ctrls === '' : ctrls.split(',').includes(controller)) return path;
+    for (const c of ctrls === '' ? [''] : ctrls.split(',')) if (!out.has(c)) out.set(c, path);
   }
-  return null;
+  return out;
 }
 
 const pidAlive = (pid: number) => {
@@ -142,7 +143,8 @@ export function makeRunCgroups(processes: number, memoryBytes: number, pidMax = 
   const dirs: { dir: string; kind: 'pids' | 'memory'; v2: boolean }[] = [];
   if (root) {
     const name = `avfs-run-${process.pid}-${++seq}`;
-    const v2 = ownPath('');
+    const own = ownPaths();
+    const v2 = own.get('') ?? null;
     const v2Base = existsSync(join(ROOT, 'cgroup.controllers')) ? ROOT : null;
     if (v2Base && v2 !== null) {
       // Pure cgroup v2: a child of our own cgroup, if its controllers are on there.
@@ -157,8 +159,8 @@ export function makeRunCgroups(processes: number, memoryBytes: number, pidMax = 
         }
       }
     } else {
-      const pids = ownPath('pids');
-      const mem = ownPath('memory');
+      const pids = own.get('pids') ?? null;
+      const mem = own.get('memory') ?? null;
       const p = pids !== null ? makeChild(join(ROOT, 'pids', pids), name, 'pids.max', String(processes)) : null;
       if (p) dirs.push({ dir: p, kind: 'pids', v2: false });
       const m = mem !== null ? makeChild(join(ROOT, 'memory', mem), name, 'memory.limit_in_bytes', String(memoryBytes)) : null;
@@ -188,12 +190,13 @@ export function makeRunCgroups(processes: number, memoryBytes: number, pidMax = 
     async remove() {
       for (const dir of unique) {
         for (let i = 0; i < 100; i++) {
-          killAll(dir);
+          // Empty, as after most runs, it goes at once; else what is in it is killed first.
+          if (i > 0) killAll(dir);
           try {
             rmdirSync(dir);
             break;
           } catch {
-            await new Promise((r) => setTimeout(r, 10));
+            if (i > 0) await new Promise((r) => setTimeout(r, 10));
           }
         }
       }

@@ -10,9 +10,9 @@
  * and the file holds no path that is ever executed: bwrap is the one found on PATH.
  */
 import { execFile } from 'node:child_process';
-import { accessSync, constants, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
-import { delimiter, isAbsolute, join } from 'node:path';
-import { fuseMounts, realOffFuse } from './secrets';
+import { readFileSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { onPath } from './secrets';
 
 export type SandboxSupport =
   | { ok: true; bwrap: string; version: string; userns: boolean; /** A pid namespace's own pid_max can be set (Linux ≥ 6.14): the process limit as root without a cgroup. */ pidMax: boolean }
@@ -21,22 +21,7 @@ export type SandboxSupport =
 export const PROBE_CACHE_FILE = 'sandbox-probe.json';
 
 /** bwrap on PATH: where it is, or null. */
-function findBwrap(): string | null {
-  const dirs = (process.env.PATH ?? '').split(delimiter).filter(Boolean);
-  const fuse = fuseMounts();
-  for (const d of dirs) {
-    const p = join(d, 'bwrap');
-    try {
-      // Not through a link onto a FUSE mount (a mount's server probes while it serves its mount).
-      if (!isAbsolute(d) || realOffFuse(d, 'bwrap', fuse) === null) continue;
-      accessSync(p, constants.X_OK);
-      return p;
-    } catch {
-      /* next */
-    }
-  }
-  return null;
-}
+const findBwrap = (): string | null => onPath('bwrap', process.env.PATH ?? '')?.path ?? null;
 
 /** As root bwrap makes its namespaces itself; any other user needs a user namespace. */
 export const needsUserNamespace = (): boolean => typeof process.getuid === 'function' && process.getuid() !== 0;

@@ -1,9 +1,10 @@
 /**
  * What a run never sees, and the path tests the plan makes with it: secrets under the home (keys,
- * tokens, cloud credentials, the avfs home) and of the system. Pure apart from resolving links.
+ * tokens, cloud credentials, the avfs home) and of the system. Pure apart from looking at the file
+ * system: resolving links, and `look` (what a plan lists, reads or tests the kind of).
  */
-import { existsSync, lstatSync, readlinkSync, realpathSync } from 'node:fs';
-import { dirname, join, normalize } from 'node:path';
+import { accessSync, constants, type Dirent, existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { delimiter, dirname, isAbsolute, join, normalize } from 'node:path';
 import { mountTable } from '../fuse/liveness';
 
 /** Home paths never shown to a run, whatever the settings say (relative to the home). */
@@ -34,6 +35,33 @@ let looked = new Map<string, string | null>();
 /** Of the current outside() span: each path resolved, and its answer (a plan asks for most secret places several times). */
 let resolved = new Map<string, string | null>();
 
+/**
+ * While a plan is recorded for the plan cache (planCache.ts): each folder whose entries or state an
+ * answer came from (the folder of each path looked at, each folder listed, each file read), and
+ * whether an avoided place was met (a plan that met one depends on where the run's mount is).
+ */
+let rec: { paths: Set<string>; met: boolean } | null = null;
+
+/**
+ * Runs `fn` (synchronous, inside an outside() span) and says what its answers depend on: the
+ * paths whose state (links, entries, contents) it read, and the paths it looked at.
+ */
+export function recorded<T>(fn: () => T): { value: T; paths: string[]; looked: string[]; met: boolean } {
+  const before = rec;
+  const r = (rec = { paths: new Set<string>(), met: false });
+  try {
+    const value = fn();
+    return { value, paths: [...r.paths], looked: [...looked.keys()], met: r.met };
+  } finally {
+    rec = before;
+  }
+}
+
+/** Tells a recorded plan that it met an avoided place (a test against the run's mount that held). */
+export const metAvoided = (): void => {
+  if (rec) rec.met = true;
+};
+
 /** Runs `fn` (synchronous) with realIfThere() never entering `places`: a link that leads there is not followed. */
 export function outside<T>(places: readonly string[], fn: () => T): T {
   const before = [avoided, looked, resolved] as const;
@@ -48,7 +76,11 @@ export function outside<T>(places: readonly string[], fn: () => T): T {
 }
 
 /** Whether `p` is in a place the current outside() span avoids (a string test: nothing is looked at). */
-export const isAvoided = (p: string): boolean => withinAny(p, avoided);
+export const isAvoided = (p: string): boolean => {
+  if (!withinAny(p, avoided)) return false;
+  metAvoided();
+  return true;
+};
 
 /** Whether `p` is in one of `dirs` (a loop, not some() with a closure: a plan makes hundreds of these tests in a cold process). */
 function withinAny(p: string, dirs: readonly string[]): boolean {
@@ -57,13 +89,32 @@ function withinAny(p: string, dirs: readonly string[]): boolean {
 }
 
 /** The FUSE file systems mounted now, by the kernel's list (nothing is looked at): one may be served by this very process. */
-export const fuseMounts = (): string[] => mountTable().filter((m) => m.fstype === 'fuse' || m.fstype.startsWith('fuse.')).map((m) => m.mountpoint);
+export const fuseMounts = (): string[] => mountTable((fstype) => fstype === 'fuse' || fstype.startsWith('fuse.')).map((m) => m.mountpoint);
 
-/** `dir/name` with its links resolved, or null where it is missing or it or a link on its way is on a FUSE file system (a program of the system is never there). `fuse`: fuseMounts(), read once by a caller that asks for many. */
-export const realOffFuse = (dir: string, name: string, fuse = fuseMounts()): string | null => {
-  const p = outside(fuse, () => realIfThere(join(dir, name)));
-  return p === null || fuse.some((m) => within(p, m)) ? null : p;
-};
+/**
+ * The first `name` in the folders of `path` (PATH) that this user may run: its path there and its
+ * real one. Never looked for on a FUSE file system, nor through a link there (a program of the
+ * system is never there, and the caller may be the process serving it: a stat would wait on
+ * itself). One span for all the folders, so those they share (/root, /root/.pyenv) are looked at once.
+ */
+export function onPath(name: string, path: string): { path: string; real: string } | null {
+  const fuse = fuseMounts();
+  return outside(fuse, () => {
+    for (const d of path.split(delimiter)) {
+      if (!isAbsolute(d)) continue;
+      const p = join(d, name);
+      const r = realIfThere(p);
+      if (r === null || withinAny(r, avoided)) continue;
+      try {
+        accessSync(r, constants.X_OK);
+        return { path: p, real: r };
+      } catch {
+        /* next */
+      }
+    }
+    return null;
+  });
+}
 
 /**
  * A path with its links resolved (real: or itself where it does not exist). The native call (one
@@ -110,7 +161,12 @@ function realAvoiding(p: string, avoid: readonly string[]): string | null {
     // A path looked at before is not in an avoided place (it would not have been looked at).
     let seen = looked.get(next);
     if (seen === undefined) {
-      if (withinAny(next, avoid)) return normPath(join(next, ...stack));
+      if (withinAny(next, avoid)) {
+        metAvoided();
+        return normPath(join(next, ...stack));
+      }
+      // What `next` is (missing, a link and where to, anything else) is its folder's to say.
+      rec?.paths.add(cur);
       seen = linkOrEntry(next);
       looked.set(next, seen);
     }
@@ -138,6 +194,52 @@ function linkOrEntry(p: string): string | null {
 }
 
 export const real = (p: string): string => realIfThere(p) ?? p;
+
+/** Where `p` leads, if it is there and not in an avoided place (never looked into). */
+const reachable = (p: string): string | null => {
+  const r = realIfThere(p);
+  return r === null || isAvoided(r) ? null : r;
+};
+
+/**
+ * The plan's other looks at the file system, each through realIfThere (so, while recorded, the
+ * folders on the way are noted, and an avoided place is never entered); a folder listed or a file
+ * read is noted itself.
+ */
+export const look = {
+  /** Whether `p` is there (a link: where it leads). */
+  exists: (p: string): boolean => realIfThere(p) !== null,
+  isDir(p: string): boolean {
+    const r = reachable(p);
+    try {
+      return r !== null && statSync(r).isDirectory();
+    } catch {
+      return false;
+    }
+  },
+  /** The entries of the folder `p`, or null where it cannot be read. */
+  list(p: string): Dirent[] | null {
+    const r = reachable(p);
+    if (r === null) return null;
+    rec?.paths.add(r);
+    try {
+      return readdirSync(r, { withFileTypes: true });
+    } catch {
+      return null;
+    }
+  },
+  /** The text of the file `p`, or null. */
+  read(p: string): string | null {
+    const r = reachable(p);
+    if (r === null) return null;
+    rec?.paths.add(r);
+    try {
+      return readFileSync(r, 'utf8');
+    } catch {
+      return null;
+    }
+  },
+};
 
 /**
  * Whether `p` is `dir` or under it. Both absolute and normalized (from join, realpath or
