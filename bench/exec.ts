@@ -29,6 +29,7 @@ import { START_IN_DIR, START_SANDBOXED } from '../host/proxy/runner';
 import { bwrapArgv, bwrapSizesTmpfs } from '../host/sandbox/bwrap';
 import { makeRunCgroups } from '../host/sandbox/limits';
 import { loadSandboxSettings, planSandbox } from '../host/sandbox/plan';
+import { PLAN_CACHE_FILE, planCacheUse } from '../host/sandbox/planCache';
 import { sandboxSupport } from '../host/sandbox/probe';
 
 const ROOT = join(__dirname, '..');
@@ -241,18 +242,27 @@ function keptPhases(): void {
   console.log(`| all phases | ${sum('workspace').toFixed(1)} | ${sum('none').toFixed(1)} | ${(sum('workspace') - sum('none')).toFixed(1)} |`);
 }
 
-/** The plan of a run's sandbox (planSandbox: the paths to hide and show, each resolved), as a run makes it. */
+/**
+ * The plan of a run's sandbox (planSandbox: the paths to hide and show, each resolved), as a run
+ * makes it: afresh (the plan cache's file removed before each) and as a later run gets it, kept
+ * (host/sandbox/planCache.ts), alternately.
+ */
 async function planCost(): Promise<void> {
   const s = await sandboxSupport();
   if (!s.ok) return;
   const input = { bwrap: s.bwrap, userns: s.userns, avfsHome: home, home: homedir(), mountpoint: join(home, 'mnt', 'kept'), readonly: false, network: false, settings: loadSandboxSettings(home), env: process.env, pidMax: s.pidMax, tmpfsSize: bwrapSizesTmpfs(s.version) };
-  const t: number[] = [];
+  const fresh: number[] = [];
+  const kept: number[] = [];
   for (let r = 0; r < RUNS * 20; r++) {
-    const t0 = performance.now();
+    rmSync(join(home, PLAN_CACHE_FILE), { force: true });
+    let t0 = performance.now();
     planSandbox(input);
-    t.push(performance.now() - t0);
+    fresh.push(performance.now() - t0);
+    t0 = performance.now();
+    planSandbox(input);
+    kept.push(performance.now() - t0);
   }
-  console.log(`the run's sandbox plan (planSandbox, ${RUNS * 20} times in this process): ${median(t).toFixed(3)} ms median`);
+  console.log(`the run's sandbox plan (planSandbox, ${RUNS * 20} times each in this process, alternately): ${median(fresh).toFixed(3)} ms made afresh, ${median(kept).toFixed(3)} ms kept from an earlier run (planCacheUse: ${JSON.stringify(planCacheUse)})`);
 }
 
 const host = startHost();

@@ -9,9 +9,9 @@
  * secrets known to live inside a shown folder are hidden again. Pure apart from reading the file
  * system (no process, no write); docs/exec.md, "What `workspace` guarantees".
  */
-import { readdirSync, readFileSync, statSync, statfsSync } from 'node:fs';
+import { statfsSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join } from 'node:path';
-import { isAvoided, normPath, real, realIfThere, SECRET_TOOL_FILES, secretIn, type Secrets, within } from './secrets';
+import { isAvoided, look, metAvoided, normPath, real, realIfThere, SECRET_TOOL_FILES, secretIn, type Secrets, within } from './secrets';
 
 /** PATH folders whose parent is the tool's own prefix. */
 const LEAVES = new Set(['bin', 'sbin', 'shims']);
@@ -53,15 +53,7 @@ const TOKEN_CONFIGS = ['config.toml', 'config'];
 const TOKEN_LINE = /^\s*token\s*=/m;
 
 /** Whether the file `p` (not in an avoided place) holds a token line. */
-function holdsToken(p: string): boolean {
-  const f = realIfThere(p);
-  if (f === null || isAvoided(f)) return false;
-  try {
-    return TOKEN_LINE.test(readFileSync(f, 'utf8'));
-  } catch {
-    return false;
-  }
-}
+const holdsToken = (p: string): boolean => TOKEN_LINE.test(look.read(p) ?? '');
 
 /** Run-time folders (sockets of the user's agents, dbus, docker): never shown, whatever names them. */
 const RUNTIME = ['/run', '/var/run'];
@@ -111,14 +103,7 @@ function foldersOf(dir: string, home: string | null, covered: string[]): string[
 }
 
 /** (Never a place the plan avoids: the run's mount, which this process may serve.) */
-const isDir = (p: string) => {
-  if (isAvoided(p)) return false;
-  try {
-    return statSync(p).isDirectory();
-  } catch {
-    return false;
-  }
-};
+const isDir = (p: string) => !isAvoided(p) && look.isDir(p);
 
 /** Whether `p` lies on a FUSE file system (a vault's mount): what is there is the agent's to write. */
 const onFuse = (p: string) => {
@@ -130,24 +115,12 @@ const onFuse = (p: string) => {
 };
 
 /** Whether a folder holds a socket right inside it (an agent's, a multiplexer's): connecting needs no write. */
-const holdsSocket = (dir: string) => {
-  try {
-    return readdirSync(dir, { withFileTypes: true }).some((d) => d.isSocket());
-  } catch {
-    return true;
-  }
-};
+const holdsSocket = (dir: string) => look.list(dir)?.some((d) => d.isSocket()) ?? true;
 
 /** The `home` of a Python virtual environment's pyvenv.cfg: the folder of the interpreter it was made from. */
 function venvBase(folder: string): string | null {
-  const cfg = realIfThere(join(folder, 'pyvenv.cfg'));
-  if (cfg === null || isAvoided(cfg)) return null;
-  try {
-    const m = /^\s*home\s*=\s*(.+?)\s*$/m.exec(readFileSync(cfg, 'utf8'));
-    return m && isAbsolute(m[1]!) ? m[1]! : null;
-  } catch {
-    return null;
-  }
+  const m = /^\s*home\s*=\s*(.+?)\s*$/m.exec(look.read(join(folder, 'pyvenv.cfg')) ?? '');
+  return m && isAbsolute(m[1]!) ? m[1]! : null;
 }
 
 /** `pattern` under `root` with each `*` one level of folders (one readdir each). */
@@ -155,13 +128,7 @@ function expand(root: string, pattern: string): string[] {
   let paths = [root];
   for (const part of pattern.split('/')) {
     if (part !== '*') paths = paths.map((p) => join(p, part));
-    else paths = paths.flatMap((p) => {
-      try {
-        return readdirSync(p).map((n) => join(p, n));
-      } catch {
-        return [];
-      }
-    });
+    else paths = paths.flatMap((p) => (look.list(p) ?? []).map((d) => join(p, d.name)));
   }
   return paths;
 }
@@ -171,7 +138,17 @@ export function toolFolders(i: ToolFoldersInput): ToolFolders {
   const covered = ['/tmp', ...(home ? [home] : []), ...i.hide];
   const avfs = i.secrets.avfsHome;
   const runtime = [...RUNTIME, ...(i.env.XDG_RUNTIME_DIR && isAbsolute(i.env.XDG_RUNTIME_DIR) ? [normPath(i.env.XDG_RUNTIME_DIR)] : [])];
-  const never = [avfs, ...i.avoid.map(normPath), ...runtime];
+  const avoid = i.avoid.map(normPath);
+  const never = [avfs, ...avoid, ...runtime];
+  /** Whether `p` is in a place never shown (or, `around`, holds one); one of `avoid` met is told to the plan cache (secrets.ts metAvoided). */
+  const isNever = (p: string, around = false) => {
+    for (const n of never) {
+      if (!within(p, n) && !(around && within(n, p))) continue;
+      if (avoid.includes(n)) metAvoided();
+      return true;
+    }
+    return false;
+  };
   const isSecret = (p: string) => home !== null && secretIn(p, i.secrets) !== null;
   const starts = TOOL_VARS.flatMap((v) => (i.env[v] ?? '').split(':'));
   const candidates: string[] = [];
@@ -184,9 +161,9 @@ export function toolFolders(i: ToolFoldersInput): ToolFolders {
     if (!isAbsolute(entry)) return;
     const lexical = normPath(entry);
     // Before any call that touches it: the run's mount may be served by this very process.
-    if (never.some((n) => within(lexical, n))) return;
+    if (isNever(lexical)) return;
     const dir = realIfThere(lexical);
-    if (dir === null || seen.has(dir) || never.some((n) => within(dir, n))) return;
+    if (dir === null || seen.has(dir) || isNever(dir)) return;
     // A PATH folder named through a link the sandbox would hide (~/bin → ~/.dotfiles/bin, or → /opt/tools/bin): linked again inside.
     const linked = fromPath && dir !== lexical && covered.some((c) => within(lexical, c));
     // Only what the sandbox would hide needs showing (/usr/bin is in sight already).
@@ -213,7 +190,7 @@ export function toolFolders(i: ToolFoldersInput): ToolFolders {
     const f = realIfThere(c);
     if (f === null) continue;
     // Shown only where the sandbox would hide it, never a covered place whole, never what is never shown.
-    if (!covered.some((d) => within(f, d)) || covered.some((d) => within(d, f)) || never.some((n) => within(f, n) || within(n, f))) continue;
+    if (!covered.some((d) => within(f, d)) || covered.some((d) => within(d, f)) || isNever(f, true)) continue;
     // Not a secret place, nor a link to one (a folder holding one is shown, with it hidden again below); no socket inside.
     if (isSecret(c) || isSecret(f) || (isDir(f) && holdsSocket(f))) continue;
     if (shown.some((s) => within(f, s))) continue;
@@ -232,13 +209,8 @@ export function toolFolders(i: ToolFoldersInput): ToolFolders {
     for (const [, path, targetOfPlace] of i.secrets.places) {
       hideAgain(path);
       // What a secret folder's links lead to (~/.ssh/id_ed25519 → ~/.dotfiles/ssh/id_ed25519): hidden wherever it is.
-      if (isDir(targetOfPlace)) {
-        try {
-          for (const d of readdirSync(targetOfPlace, { withFileTypes: true })) if (d.isSymbolicLink()) hideAgain(real(join(targetOfPlace, d.name)));
-        } catch {
-          /* unreadable: nothing shown from it */
-        }
-      }
+      // (Unreadable: nothing shown from it.)
+      if (isDir(targetOfPlace)) for (const d of look.list(targetOfPlace) ?? []) if (d.isSymbolicLink()) hideAgain(real(join(targetOfPlace, d.name)));
     }
     hideAgain(avfs);
     for (const s of new Set([...shown, ...prefixes])) for (const f of SECRET_TOOL_FILES) hideAgain(join(s, f));

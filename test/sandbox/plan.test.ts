@@ -85,4 +85,13 @@ describe('sandbox plan: paths', () => {
     }
     assert.deepEqual(homeReadOnly(loadSandboxSettings(avfs), `${home}/`, avfs), [join(home, '.gitconfig')]);
   });
+  test('no sandbox.json gives the settings an empty one does (the defaults are not parsed afresh each call)', () => {
+    const dir = mkdtempSync(join(base, 'settings-'));
+    const none = loadSandboxSettings(dir);
+    writeFileSync(join(dir, 'sandbox.json'), '{}');
+    assert.deepEqual(none, loadSandboxSettings(dir));
+    none.home_read_only.push('.x');
+    rmSync(join(dir, 'sandbox.json'));
+    assert.deepEqual(loadSandboxSettings(dir).home_read_only, ['.gitconfig', '.config/git']);
+  });
 });
