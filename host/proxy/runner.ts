@@ -12,7 +12,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import type { Writable } from 'node:stream';
 import { constants } from 'node:os';
 import type { SandboxLimits, SandboxViolation } from '../protocol/sandbox';
-import { bwrapArgv, type SandboxSpec, systemTool } from '../sandbox/bwrap';
+import { bwrapArgv, commandStart, type SandboxSpec, systemTool } from '../sandbox/bwrap';
 import { makeRunCgroups, type RunCgroups, watchProcessCount } from '../sandbox/limits';
 import { type NetProxy, startNetProxy } from '../sandbox/netProxy';
 import { type Captured, HeadTailCapture } from './capture';
@@ -172,7 +172,7 @@ let preparing = false;
 
 /**
  * Reads the request (shell text ended by a NUL) from fd 3, closes it, and runs it. bash for
- * `read -d ''`, which dash lacks; the request then execs the same `env` and `sh -c 'exec "$@"'`
+ * `read -d ''`, which dash lacks; the request then execs the same `env` and start (commandStart)
  * a sandbox started on request ends with (bwrap.ts), so the command starts as it would there.
  */
 const WAIT_FOR_REQUEST = `IFS= read -r -d '' req <&3 || exit 125; exec 3<&-; eval "$req"`;
@@ -181,7 +181,7 @@ const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 /** The request a ready sandbox runs: the command, in its directory, with exactly its environment. */
 function requestOf(opts: RunOptions): string {
   const env = Object.entries(opts.env).flatMap(([k, v]) => (v === undefined ? [] : [quote(`${k}=${v}`)]));
-  return `cd -- ${quote(opts.cwd)} || exit 125\nexec ${systemTool('env')} -i -- ${env.join(' ')} /bin/sh -c 'exec "$@"' avfs-exec ${opts.argv.map(quote).join(' ')}\0`;
+  return `cd -- ${quote(opts.cwd)} || exit 125\nexec ${systemTool('env')} -i -- ${env.join(' ')} ${commandStart(opts.argv).map(quote).join(' ')}\0`;
 }
 
 /** The sandboxes a ready one can stand in for: its spec decides, without the network filter's proxy (made per run). */

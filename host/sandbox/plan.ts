@@ -113,14 +113,14 @@ const privateHome = (home: string): string | null => {
  * What a plan hides and shows of the home, and the tools `env` names: one reading for a run's plan
  * and for `avfs doctor`. A home that is a link (/home/me → /data/me) is made private where it
  * leads (`homeAt`); paths are shown by their real paths (a bind through a link inside the new root
- * would follow it outside). `mountpoint`: the run's mount, never looked into.
+ * would follow it outside). `mounts`: the run's mount (by its path and its real one), never looked into.
  */
-function homePlan(home0: string, avfsHome: string, env: Record<string, string | undefined>, mountpoint?: string) {
+function homePlan(home0: string, avfsHome: string, env: Record<string, string | undefined>, mounts: string[] = []) {
   const home = privateHome(home0);
   const hide = hidden(avfsHome, home ?? '/nonexistent');
   const secrets = secretsOf(home ?? '/nonexistent', avfsHome);
   const homeAt = home && real(home);
-  const tools = toolFolders({ env, home: homeAt, secrets, hide, avoid: [...(mountpoint ? [mountpoint] : []), socketDir()] });
+  const tools = toolFolders({ env, home: homeAt, secrets, hide, avoid: [...mounts, socketDir()] });
   return { home, homeAt, hide, secrets, tools };
 }
 
@@ -132,7 +132,12 @@ export const shownToolFolders = (env: Record<string, string | undefined>, home: 
  * run's mount (secrets.ts outside()): the process making the plan may be the one serving it.
  */
 export function planSandbox(i: PlanInput): SandboxSpec {
-  return outside([i.mountpoint], () => planIn(i));
+  // Where the mount is bound inside: its folder's real path, not the mount's own (resolving that
+  // would ask the mount, which this very process may serve). Under a linked folder it differs
+  // from the mountpoint's path, and the plan avoids it by either.
+  const mountAt = outside([i.mountpoint], () => join(real(dirname(i.mountpoint)), basename(i.mountpoint)));
+  const mounts = [...new Set([normPath(i.mountpoint), mountAt])];
+  return outside(mounts, () => planIn(i, mounts, mountAt));
 }
 
 /** What a plan shows and hides of the home and the system: all of it but the run's own mount and limits (kept by planCache.ts). */
@@ -147,8 +152,8 @@ export interface PlanPart {
   pathLinks: Array<{ path: string; target: string }>;
 }
 
-function planPart(i: PlanInput): PlanPart {
-  const { home, homeAt, hide, secrets, tools } = homePlan(i.home, i.avfsHome, i.env, i.mountpoint);
+function planPart(i: PlanInput, mounts: string[]): PlanPart {
+  const { home, homeAt, hide, secrets, tools } = homePlan(i.home, i.avfsHome, i.env, mounts);
   const shownHome = home ? homeReadOnly(i.settings, home, i.avfsHome, secrets).map(real) : [];
   // A shown home folder's secrets (~/.config/git/credentials), covered again after it is bound.
   const hiddenAgain = [...tools.hiddenAgain];
@@ -167,15 +172,14 @@ function planPart(i: PlanInput): PlanPart {
   };
 }
 
-function planIn(i: PlanInput): SandboxSpec {
-  const part = cachedPlanPart(i, () => planPart(i));
+function planIn(i: PlanInput, mounts: string[], mountAt: string): SandboxSpec {
+  const part = cachedPlanPart(i, mounts, () => planPart(i, mounts));
   const memory = (i.settings.memory_mb ?? Math.min(8192, Math.floor(totalmem() / 2 / 2 ** 20))) * 2 ** 20;
   return {
     bwrap: i.bwrap,
     userns: i.userns,
     mountpoint: i.mountpoint,
-    // Its folder's real path, not the mount's own: resolving that would ask the mount, which this very process may serve.
-    mountAt: join(real(dirname(i.mountpoint)), basename(i.mountpoint)),
+    mountAt,
     readonly: i.readonly,
     network: i.network && !i.allowHosts,
     allowHosts: i.network && i.allowHosts ? i.allowHosts : null,

@@ -102,23 +102,22 @@ function wellFormed(p: Partial<PlanPart> | undefined): boolean {
   );
 }
 
-function usable(k: Kept | undefined, key: string, mountpoint: string): k is Kept {
+function usable(k: Kept | undefined, key: string, mounts: string[]): k is Kept {
   if (!k || k.key !== key || !Array.isArray(k.deps) || !strings(k.looked) || !wellFormed(k.part)) return false;
   for (const d of k.deps) if (!Array.isArray(d) || typeof d[0] !== 'string' || stateOf(d[0]).state !== d[1]) return false;
-  const m = normPath(mountpoint);
-  for (const p of k.looked) if (within(p, m)) return false;
+  for (const p of k.looked) for (const m of mounts) if (within(p, m)) return false;
   return true;
 }
 
 /** How this process's plans were had (for tests and the bench): the kept part used, or planned afresh. */
 export const planCacheUse = { kept: 0, planned: 0 };
 
-/** The plan's part for `i`: the one kept, if it still holds, else `make()`'s (kept where it may be). Inside the plan's outside() span. */
-export function cachedPlanPart(i: PlanInput, make: () => PlanPart): PlanPart {
+/** The plan's part for `i`: the one kept, if it still holds, else `make()`'s (kept where it may be). Inside the plan's outside() span; `mounts`: the run's mount by its path and its real one. */
+export function cachedPlanPart(i: PlanInput, mounts: string[], make: () => PlanPart): PlanPart {
   const file = join(i.avfsHome, PLAN_CACHE_FILE);
   const key = keyOf(i);
   const kept = readKept(file);
-  if (usable(kept, key, i.mountpoint)) {
+  if (usable(kept, key, mounts)) {
     planCacheUse.kept++;
     return kept.part;
   }

@@ -94,4 +94,15 @@ describe('sandbox plan: paths', () => {
     rmSync(join(dir, 'sandbox.json'));
     assert.deepEqual(loadSandboxSettings(dir).home_read_only, ['.gitconfig', '.config/git']);
   });
+  test('a mount under a linked folder is avoided by its real path too: a PATH folder inside it, named by that path, is not a tool folder to show', () => {
+    const work = join(home, 'real-work');
+    mkdirSync(join(work, 'mnt', 'bin'), { recursive: true });
+    symlinkSync(work, join(home, 'work'));
+    const env = { PATH: `${join(work, 'mnt', 'bin')}:/usr/bin` };
+    const p = planSandbox(input({ mountpoint: join(home, 'work', 'mnt'), env }));
+    assert.equal(p.mountAt, join(work, 'mnt'));
+    assert.deepEqual(p.pathReadOnly, []);
+    // Elsewhere it is one.
+    assert.deepEqual(planSandbox(input({ env })).pathReadOnly, [join(work, 'mnt', 'bin')]);
+  });
 });
