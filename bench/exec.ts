@@ -125,6 +125,11 @@ function main(): void {
     `the sandbox's cost (workspace − none, median of the ${RUNS} rounds' differences): cold ${paired(3, 8).toFixed(1)} ms, kept mount ${paired(4, 9).toFixed(1)} ms (target ≤ +15 ms); ` +
       `difference of the medians: cold ${(med[3]! - med[8]!).toFixed(1)} ms, kept mount ${(med[4]! - med[9]!).toFixed(1)} ms; CPU: cold ${(cpuMean[3]! - cpuMean[8]!).toFixed(1)} ms, kept mount ${(cpuMean[4]! - cpuMean[9]!).toFixed(1)} ms`,
   );
+  const quartiles = (a: number, b: number) => {
+    const d = samples[a]!.map((x, r) => x - samples[b]![r]!).sort((x, y) => x - y);
+    return [0.25, 0.5, 0.75].map((q) => d[Math.min(d.length - 1, Math.floor(q * d.length))]!.toFixed(1)).join(' / ');
+  };
+  console.log(`the rounds' differences, quartiles (25 / 50 / 75 %): cold ${quartiles(3, 8)} ms, kept mount ${quartiles(4, 9)} ms`);
   console.log(`avfs --version against bare node: ${(version / med[1]!).toFixed(2)}× wall, ${(cpuMean[2]! / cpuMean[1]!).toFixed(2)}× CPU (target ≤ 1.5×)`);
 }
 
@@ -165,7 +170,7 @@ async function breakdown(): Promise<void> {
       ['+ a network namespace', [s.bwrap, ...ns, '--unshare-pid', '--unshare-net', ...sys, '/bin/true']],
       ['+ an ipc namespace, --die-with-parent, --cap-drop ALL', [s.bwrap, ...ns, '--unshare-pid', '--unshare-ipc', '--die-with-parent', '--unshare-net', '--cap-drop', 'ALL', ...sys, '/bin/true']],
       [`+ the run's ${bare.filter((a) => a === '--tmpfs' || a.endsWith('bind')).length - 1} tmpfs and bind mounts (hidden homes, secrets, the mount)`, [...bare, '/bin/true']],
-      ['+ env --default-signal, prlimit where used, sh -c exec (bwrapArgv, as a run)', full],
+      ['+ prlimit where used, sh -c exec (bwrapArgv, as a run)', full],
       [`+ the start shell, joining ${byPid.length} cgroup(s) by pid into cgroup.procs (before)`, ['/bin/sh', '-c', START_BY_PID, 'avfs-sandbox', ...byPid, '--', ...full]],
       [`+ the start shell, joining them by its own thread (${runCg.join.map((f) => basename(f)).join(', ') || 'none'}: as the runner starts it now)`, ['/bin/sh', '-c', START_SANDBOXED, 'avfs-sandbox', ...runCg.join, '--', ...full]],
     ];

@@ -65,10 +65,42 @@ export async function waitGroupEmpty(pgid: number, ms: number): Promise<boolean>
   }
 }
 
-/** SIGTERM to the whole group, SIGKILL to what is left after `graceMs`; resolves when it is empty. */
-export async function stopGroup(pgid: number, graceMs: number): Promise<void> {
-  if (!signalGroup(pgid, 'SIGTERM')) return;
-  if (await waitGroupEmpty(pgid, graceMs)) return;
+/**
+ * SIGTERM to the whole group, SIGKILL to what is left after `graceMs`; resolves when it is empty.
+ * `spareLeader`: the SIGTERM goes to all but the group's leader (a sandboxed run's bwrap, whose end
+ * would end everything in the run at once, with no grace): to each process of the group as it is
+ * seen during the grace period (the command may not have started yet: bwrap is still making its
+ * mounts), and bwrap ends once they have; the SIGKILL still goes to all.
+ */
+export async function stopGroup(pgid: number, graceMs: number, spareLeader = false): Promise<void> {
+  if (spareLeader) {
+    if (await termFollowers(pgid, graceMs)) return;
+  } else {
+    if (!signalGroup(pgid, 'SIGTERM')) return;
+    if (await waitGroupEmpty(pgid, graceMs)) return;
+  }
   signalGroup(pgid, 'SIGKILL');
   await waitGroupEmpty(pgid, 5_000);
+}
+
+/** SIGTERM to each process of the group but its leader, once each, as they appear; true once the group is empty, false after `ms`. */
+async function termFollowers(pgid: number, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  const told = new Set<number>();
+  for (;;) {
+    const members = groupMembers(pgid);
+    if (members.length === 0) return true;
+    if (Date.now() >= deadline) return false;
+    for (const pid of members) {
+      if (pid === pgid || told.has(pid)) continue;
+      told.add(pid);
+      try {
+        process.kill(pid, 'SIGTERM');
+      } catch {
+        /* gone */
+      }
+    }
+    // Each look reads all of /proc: not every 10 ms for a whole grace period.
+    await sleep(told.size === 0 ? 10 : 50);
+  }
 }

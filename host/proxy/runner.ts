@@ -73,12 +73,12 @@ export const START_IN_DIR = ['/bin/sh', '-c', 'cd -- "$1" && shift && exec "$@"'
 /**
  * A sandboxed command starts as a shell that puts itself in the run's cgroups (writing the pid
  * after the spawn would race a fork: nothing of the run ever runs outside them; `0` is the writer
- * itself, see RunCgroups.join), then execs bwrap
- * with SIGTERM, SIGINT and SIGHUP ignored: a time-out's SIGTERM to the group must reach the
- * command, and give it its grace period, without ending bwrap (whose end kills everything in the
- * run's pid namespace at once). Inside, the command gets those signals back (bwrap.ts).
+ * itself, see RunCgroups.join), then execs bwrap. A time-out's SIGTERM goes to the group's other
+ * processes, not to bwrap (stopGroup's spareLeader), whose end would kill everything in the run's
+ * pid namespace at once: the command gets its grace period, with the signals' own dispositions
+ * (nothing is ignored on the way, so no `env --default-signal` inside).
  */
-export const START_SANDBOXED = 'while [ "$1" != -- ]; do echo 0 > "$1" || exit 125; shift; done; shift; trap "" TERM INT HUP; exec "$@"';
+export const START_SANDBOXED = 'while [ "$1" != -- ]; do echo 0 > "$1" || exit 125; shift; done; shift; exec "$@"';
 
 function startArgv(opts: RunOptions, cg: RunCgroups | undefined, proxy: NetProxy | undefined): string[] {
   if (!opts.sandbox || !cg) return [...START_IN_DIR, opts.cwd, ...opts.argv];
@@ -274,7 +274,7 @@ export async function runCommand(opts: RunOptions): Promise<RunResult> {
   let cancelled = false;
   let stopping: Promise<void> | undefined;
   const stop = () => {
-    if (child.pid !== undefined) stopping ??= stopGroup(child.pid, opts.graceMs);
+    if (child.pid !== undefined) stopping ??= stopGroup(child.pid, opts.graceMs, !!opts.sandbox);
   };
   const timer =
     opts.timeoutMs > 0

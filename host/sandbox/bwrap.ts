@@ -124,7 +124,7 @@ const bridge = () => `${systemTool('socat')} TCP-LISTEN:${PROXY_PORT_INSIDE},bin
 export const PROC_READ_ONLY = ['/proc/sys', '/proc/sysrq-trigger', '/proc/irq', '/proc/bus', '/proc/fs'];
 
 /**
- * How the command starts inside, after `env --default-signal`: through `sh -c 'exec "$@"'`, so a
+ * How the command starts inside: through `sh -c 'exec "$@"'`, so a
  * missing program is reported (and a script without `#!` run) as an unsandboxed run's start shell
  * does; a command that is shell text already (`bash -c TEXT`, the `--shell` form every agent
  * surface sends) reports its own, and starts one exec sooner (~0.5-1 ms here).
@@ -175,8 +175,6 @@ export function bwrapArgv(spec: SandboxSpec, cwd: string, argv: string[], by: Li
   const limits: string[] = [];
   if (by.processes === 'rlimit') limits.push(`--nproc=${spec.processes}:${spec.processes}`);
   if (by.memory === 'rlimit') limits.push(`--data=${spec.memoryBytes}:${spec.memoryBytes}`);
-  // The signals the runner's start ignored (so a time-out does not end bwrap) are the command's again.
-  a.push(systemTool('env'), '--default-signal=TERM,INT,HUP');
   if (limits.length > 0) a.push(systemTool('prlimit'), ...limits, '--');
   // Started by a shell, as an unsandboxed run is (commandStart); with filtered network, one that bridges to the proxy first.
   a.push(...(proxySocket ? ['/bin/sh', '-c', bridge(), 'avfs-exec', ...argv] : commandStart(argv)));

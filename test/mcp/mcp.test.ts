@@ -203,7 +203,8 @@ describe('avfs mcp (no host running: the server runs the operations itself)', ()
     // Long enough that it cannot end by itself within the waits below, on a machine as loaded as CI's
     // (a mount and a sandbox to start while fork-bomb tests run beside it).
     const call = mcp.call('exec', { command: 'sleep 94.5 && echo never > never.txt' }, { signal: ac.signal, onprogress: (p) => void progress.push(p.message ?? '') });
-    assert.ok(await waitFor(async () => (await sh('pgrep', ['-f', 'sleep 94.5'])).code === 0, 45_000), 'the command started');
+    // Started: the progress says so (a cancellation right after bwrap's start ends the run before it is reported).
+    assert.ok(await waitFor(async () => progress.includes('state: executing') && (await sh('pgrep', ['-f', 'sleep 94.5'])).code === 0, 45_000), 'the command started');
     ac.abort();
     await assert.rejects(call);
     assert.ok(await waitFor(async () => (await sh('pgrep', ['-f', 'sleep 94.5'])).code !== 0, 40_000), 'the command was stopped');

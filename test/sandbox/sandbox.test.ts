@@ -180,6 +180,43 @@ describe('sandbox: workspace runs from a one-shot CLI, as root', () => {
     assert.equal(readFileSync('/proc/sys/kernel/hostname', 'utf8'), host);
   });
 
+  test('a time-out gives the sandboxed command its grace (SIGTERM reaches it, not bwrap); signals from inside reach the run\'s own processes alone', async () => {
+    // Outside the run: a process of the same user that an escaped signal would end.
+    const sentinel = spawn('sleep', ['60'], { stdio: 'ignore' });
+    try {
+      const script = [
+        'import os, signal, time',
+        `SENTINEL = ${sentinel.pid}`,
+        'try:',
+        '    os.kill(SENTINEL, 0); print("see_outside=yes")',
+        'except OSError:',
+        '    print("see_outside=no")',
+        // Every process it may signal: inside its pid namespace, nothing but its own.
+        'signal.signal(signal.SIGTERM, signal.SIG_IGN)',
+        'for sig in (signal.SIGTERM, signal.SIGKILL):',
+        '    try: os.kill(-1, sig)',
+        '    except ProcessLookupError: pass',
+        'print("after_kill_all=yes", flush=True)',
+        'def graceful(*_):',
+        '    open("graceful.txt", "w").write("ended in its grace\\n")',
+        '    os._exit(3)',
+        'signal.signal(signal.SIGTERM, graceful)',
+        'while True: time.sleep(0.05)',
+      ].join('\n') + '\n';
+      assert.equal((await cli(['--vault', 'main', 'write', '/signals.py'], script)).code, 0);
+      const { env } = await exec(['--timeout', '1500', '--grace', '3000', '--', 'python3', 'signals.py']);
+      assert.equal(env.result.state, 'timed_out', env.result.stderr);
+      assert.deepEqual(probesOf(env.result.stdout), { see_outside: 'no', after_kill_all: 'yes' });
+      // The command's own handler ran in its grace and chose its exit status.
+      assert.equal(env.result.exit_code, 3);
+      assert.ok(env.result.duration_ms < 4000, `${env.result.duration_ms} ms`);
+      assert.equal((await cli(['--vault', 'main', 'cat', '/graceful.txt'])).stdout, 'ended in its grace\n');
+      assert.ok(alive(sentinel.pid!), 'the process outside the run is alive');
+    } finally {
+      sentinel.kill('SIGKILL');
+    }
+  });
+
   test('no descriptor the CLI was started with reaches the run (a file open outside the vault, the mount\'s FUSE device): only stdin, stdout and stderr', async () => {
     const script = [
       'import os',
