@@ -217,6 +217,40 @@ describe('sandbox: workspace runs from a one-shot CLI, as root', () => {
     }
   });
 
+  test('a run started from a terminal cannot type into it (TIOCSTI) nor open it: it has no controlling terminal, and the terminal\'s device is not in its /dev', async () => {
+    const script = [
+      'import fcntl, os, termios',
+      'def probe(name, f):',
+      '    try:',
+      '        f(); print(name + "=yes")',
+      '    except OSError:',
+      '        print(name + "=no")',
+      'probe("open_dev_tty", lambda: os.open("/dev/tty", os.O_RDWR))',
+      'for fd in (0, 1, 2):',
+      '    probe("tiocsti_fd%d" % fd, lambda fd=fd: fcntl.ioctl(fd, termios.TIOCSTI, b"x"))',
+      'print("ttys=" + ",".join(sorted(n for n in os.listdir("/dev/pts") if n != "ptmx")) or "ttys=")',
+      `probe("open_callers_tty", lambda: os.open(open("${join(w.outside, 'tty-name')}").read().strip(), os.O_RDWR))`,
+    ].join('\n') + '\n';
+    assert.equal((await cli(['--vault', 'main', 'write', '/tty.py'], script)).code, 0);
+    // The CLI in a terminal of its own (a pty that `script` makes), as an agent's shell would start it; the terminal's name is left where the run could read it, were it not hidden.
+    const cmd = `tty > '${join(w.outside, 'tty-name')}'; exec '${process.execPath}' '${CLI}' --json --vault main proxy exec -- python3 tty.py`;
+    const r = await new Promise<{ code: number | null; out: string }>((resolve, reject) => {
+      const child = spawn('script', ['-qfec', cmd, '/dev/null'], { env: { ...process.env, AVFS_HOME: opts.home, ...opts.env }, stdio: ['pipe', 'pipe', 'inherit'] });
+      let out = '';
+      child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+      child.on('error', reject);
+      child.on('exit', (code) => resolve({ code, out }));
+    });
+    assert.match(readFileSync(join(w.outside, 'tty-name'), 'utf8'), /^\/dev\/pts\/\d+/, 'the CLI had a terminal');
+    const env = ExecutionEnvelope.parse(JSON.parse(r.out.slice(r.out.indexOf('{'))));
+    assert.equal(env.result.exit_code, 0, env.result.stderr);
+    const p = probesOf(env.result.stdout);
+    assert.deepEqual(
+      { open_dev_tty: p.open_dev_tty, tiocsti_fd0: p.tiocsti_fd0, tiocsti_fd1: p.tiocsti_fd1, tiocsti_fd2: p.tiocsti_fd2, open_callers_tty: p.open_callers_tty, ttys: p.ttys },
+      { open_dev_tty: 'no', tiocsti_fd0: 'no', tiocsti_fd1: 'no', tiocsti_fd2: 'no', open_callers_tty: 'no', ttys: '' },
+    );
+  });
+
   test('no descriptor the CLI was started with reaches the run (a file open outside the vault, the mount\'s FUSE device): only stdin, stdout and stderr', async () => {
     const script = [
       'import os',
