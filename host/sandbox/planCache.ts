@@ -67,7 +67,8 @@ const buildStamp = (): string => {
 function keyOf(i: PlanInput): string {
   const avfsHome = normPath(i.avfsHome);
   // The avfs home's own mounts (each one-shot run's) are never looked into, and come and go.
-  const mounts = mountLines().filter((l) => !l.includes(` ${avfsHome}/`));
+  const inHome = `${avfsHome}/`;
+  const mounts = mountLines().filter((l) => !(l.split(' ', 5)[4] ?? '').startsWith(inHome));
   const env = ['PATH', 'XDG_RUNTIME_DIR', ...TOOL_VARS].map((v) => i.env[v] ?? null);
   return JSON.stringify([FORMAT, buildStamp(), process.getuid?.() ?? -1, i.home, avfsHome, i.settings.home_read_only, env, tmpdir(), mounts]);
 }
