@@ -11,7 +11,7 @@
  */
 import { statfsSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join } from 'node:path';
-import { isAvoided, look, metAvoided, normPath, real, realIfThere, SECRET_TOOL_FILES, secretIn, type Secrets, within } from './secrets';
+import { look, metAvoided, normPath, real, realIfThere, SECRET_TOOL_FILES, secretIn, type Secrets, within } from './secrets';
 
 /** PATH folders whose parent is the tool's own prefix. */
 const LEAVES = new Set(['bin', 'sbin', 'shims']);
@@ -102,8 +102,8 @@ function foldersOf(dir: string, home: string | null, covered: string[]): string[
   return [dir, ...PREFIX_PARTS.map((p) => join(prefix, p))];
 }
 
-/** (Never a place the plan avoids: the run's mount, which this process may serve.) */
-const isDir = (p: string) => !isAvoided(p) && look.isDir(p);
+/** (Never a place the plan avoids: the run's mount, which this process may serve; look.isDir does not enter one.) */
+const isDir = look.isDir;
 
 /** Whether `p` lies on a FUSE file system (a vault's mount): what is there is the agent's to write. */
 const onFuse = (p: string) => {

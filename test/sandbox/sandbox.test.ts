@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:net';
-import { spawn } from 'node:child_process';
+import { spawn, type StdioOptions } from 'node:child_process';
 import { appendFileSync, chmodSync, chownSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -111,6 +111,17 @@ const FLOOD = 'head -c 1073741824 /dev/zero\n';
 
 function envelopeOf(stdout: string): ExecutionEnvelope {
   return ExecutionEnvelope.parse(JSON.parse(stdout));
+}
+
+/** A program started with these descriptors (fd 1 a pipe), once it has ended: its exit code and what it wrote to its standard output. */
+function spawned(file: string, args: string[], env: NodeJS.ProcessEnv, stdio: StdioOptions): Promise<{ code: number | null; stdout: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { env, stdio });
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout: out }));
+  });
 }
 
 /** The CLI with a describe block's options (set in its before()), and `proxy exec --json` in vault main with its envelope. */
@@ -234,15 +245,9 @@ describe('sandbox: workspace runs from a one-shot CLI, as root', () => {
     assert.equal((await cli(['--vault', 'main', 'write', '/tty.py'], script)).code, 0);
     // The CLI in a terminal of its own (a pty that `script` makes), as an agent's shell would start it; the terminal's name is left where the run could read it, were it not hidden.
     const cmd = `tty > '${join(w.outside, 'tty-name')}'; exec '${process.execPath}' '${CLI}' --json --vault main proxy exec -- python3 tty.py`;
-    const r = await new Promise<{ code: number | null; out: string }>((resolve, reject) => {
-      const child = spawn('script', ['-qfec', cmd, '/dev/null'], { env: { ...process.env, AVFS_HOME: opts.home, ...opts.env }, stdio: ['pipe', 'pipe', 'inherit'] });
-      let out = '';
-      child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-      child.on('error', reject);
-      child.on('exit', (code) => resolve({ code, out }));
-    });
+    const out = (await spawned('script', ['-qfec', cmd, '/dev/null'], { ...process.env, AVFS_HOME: opts.home, ...opts.env }, ['pipe', 'pipe', 'inherit'])).stdout;
     assert.match(readFileSync(join(w.outside, 'tty-name'), 'utf8'), /^\/dev\/pts\/\d+/, 'the CLI had a terminal');
-    const env = ExecutionEnvelope.parse(JSON.parse(r.out.slice(r.out.indexOf('{'))));
+    const env = envelopeOf(out.slice(out.indexOf('{')));
     assert.equal(env.result.exit_code, 0, env.result.stderr);
     const p = probesOf(env.result.stdout);
     assert.deepEqual(
@@ -272,16 +277,7 @@ describe('sandbox: workspace runs from a one-shot CLI, as root', () => {
     const fd = openSync(outsideFile, 'a');
     try {
       // The caller (an agent's harness) holds a file open outside the vault as fd 3 of the CLI.
-      const r = await new Promise<{ code: number | null; stdout: string }>((resolve, reject) => {
-        const child = spawn(process.execPath, [CLI, '--json', '--vault', 'main', 'proxy', 'exec', '--', 'python3', 'fds.py'], {
-          env: { ...process.env, AVFS_HOME: opts.home, ...opts.env },
-          stdio: ['ignore', 'pipe', 'inherit', fd],
-        });
-        let out = '';
-        child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-        child.on('error', reject);
-        child.on('close', (code) => resolve({ code, stdout: out }));
-      });
+      const r = await spawned(process.execPath, [CLI, '--json', '--vault', 'main', 'proxy', 'exec', '--', 'python3', 'fds.py'], { ...process.env, AVFS_HOME: opts.home, ...opts.env }, ['ignore', 'pipe', 'inherit', fd]);
       const env = envelopeOf(r.stdout);
       assert.equal(r.code, 0, env.result.stderr);
       assert.equal(env.result.sandbox?.mode, 'workspace');
